@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: MIT
+# stackpulse: a sampling profiler as small Unix filters over libstackpulse.
+#
+#   make               build the tools and lib/libstackpulse.a
+#   make check         install missing packages, build under ASan+UBSan, run all tests
+#   make demo          install missing packages, profile bundled workload, write demo.folded
+#   make V=1           show commands; SANITIZE=address,undefined; O=DIR for out-of-tree builds
+
+VERSION = 0.1.0
+prefix ?= /usr/local
+bindir = $(prefix)/bin
+mandir = $(prefix)/share/man
+
+CC ?= cc
+O ?= .
+CFLAGS ?= -O2 -g
+DEVELOPER_CFLAGS = -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
+	-Wno-unused-parameter -Wno-missing-field-initializers -Werror
+ALL_CFLAGS = -std=gnu11 $(DEVELOPER_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) \
+	-Ilib -DSP_VERSION='"$(VERSION)"' -D_GNU_SOURCE
+LDLIBS = -lunwind-x86_64 -lunwind -ldw -lelf -lz -lpthread
+ifdef SANITIZE
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+ALL_LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+ifeq ($(V),1)
+Q =
+else
+Q = @
+endif
+
+TOOLS = sp-record sp-unwind sp-symbolize sp-fold
+
+LIB_OBJ = cli io stream raw unwound elfcache procs perf proc record \
+	unwind intern symbolize symtext fold
+
+UNIT_TESTS = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
+
+LIB_A = $(O)/lib/libstackpulse.a
+TOOL_BINS = $(foreach t,$(TOOLS),$(O)/$(t)/$(t))
+UNIT_BINS = $(foreach t,$(UNIT_TESTS),$(O)/build/unit/$(t))
+HDRS = $(wildcard lib/*.h)
+
+.DELETE_ON_ERROR:
+.PHONY: all check test unit bats demo deps clean install bench workloads
+
+all: $(TOOL_BINS) $(LIB_A)
+
+$(O)/lib/%.o: lib/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB_A): $(foreach o,$(LIB_OBJ),$(O)/lib/$(o).o)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(O)/%/main.o: %/main.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# each tool lives in its own directory: sp-x/sp-x
+$(O)/sp-record/sp-record: $(O)/sp-record/main.o $(LIB_A)
+$(O)/sp-unwind/sp-unwind: $(O)/sp-unwind/main.o $(LIB_A)
+$(O)/sp-symbolize/sp-symbolize: $(O)/sp-symbolize/main.o $(LIB_A)
+$(O)/sp-fold/sp-fold: $(O)/sp-fold/main.o $(LIB_A)
+$(TOOL_BINS):
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/build/unit/%: tests/unit/%.c tests/unit/unit.h $(LIB_A)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Itests/unit -o $@ $< $(LIB_A) $(LDLIBS)
+
+# Packages the build and the tests need, installed when missing and root.
+DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev bats bats-assert \
+	bats-support g++ binutils
+deps:
+	@sh tests/install-deps.sh $(DEPS)
+
+SAN_O = build/san
+SAN_FLAGS = SANITIZE=address,undefined O=$(SAN_O) CFLAGS="-O1 -g"
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory $(SAN_FLAGS) all unit-bins
+	$(Q)$(MAKE) --no-print-directory $(SAN_FLAGS) unit
+	$(Q)$(MAKE) --no-print-directory bats
+
+unit-bins: $(UNIT_BINS)
+
+unit: $(UNIT_BINS)
+	@set -e; pass=0; for t in $(UNIT_BINS); do \
+		echo "  UNIT    $$t"; $$t; pass=$$((pass+1)); done; \
+		echo "unit: $$pass passed, 0 failed"
+
+test: check
+
+bats:
+	SP_BIN=$(CURDIR)/$(SAN_O) bats tests/bats
+
+demo: deps all
+	@sh examples/demo.sh $(O)
+
+bench: all
+	@sh bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1
+	for t in $(TOOLS); do install -m 755 $(O)/$$t/$$t $(DESTDIR)$(bindir)/$$t; \
+		install -m 644 $$t/$$t.1 $(DESTDIR)$(mandir)/man1/$$t.1; done
+
+clean:
+	rm -rf build lib/*.o lib/*.a sp-*/main.o $(foreach t,$(TOOLS),$(t)/$(t)) \
+		demo.folded demo.svg demo.raw

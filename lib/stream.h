@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stream.h: framing shared by stackpulse's binary streams, and the records
+ * that more than one stream carries.
+ *
+ * Every binary stream is a stream header followed by records.  A record is a
+ * struct sp_rec_hdr (type, size) and a payload; size counts the header, is a
+ * multiple of 8 and lies in [8, SP_REC_MAX].  Fixed sizes and 8-byte alignment
+ * let a reader skip a record it does not know and let a writer emit structs
+ * as they are, with no per-field encoding on the per-sample path.  Fields are
+ * in the byte order of the machine that wrote them (x86_64: little endian);
+ * a reader on another byte order sees a version "from the future" and stops.
+ *
+ * The records below (mappings, names, thread lifetimes, memory images, lost
+ * and throttle counts) pass unchanged from the raw stream into the unwound
+ * stream, so they share their layout.  docs/streams.md is the grammar.
+ */
+#ifndef SP_STREAM_H
+#define SP_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SP_MAGIC_LEN 8
+#define SP_REC_MAX (1u << 24)	/* 16 MiB: far above any record we write */
+
+struct sp_stream_header {
+	char magic[SP_MAGIC_LEN];
+	uint32_t version;
+	uint32_t header_size;	/* whole header, this struct included */
+};
+
+/* What was sampled, carried by the raw and the unwound stream headers. */
+struct sp_event_info {
+	uint32_t type;		/* perf_event_attr.type */
+	uint32_t flags;		/* SP_EV_* */
+	uint64_t config;	/* perf_event_attr.config */
+	uint64_t freq_or_period;
+	uint32_t clockid;	/* clock of every time field */
+	uint32_t ncpus;
+	uint64_t start_time;	/* ns, that clock, when recording began */
+	char name[32];		/* "cpu-clock", NUL-terminated */
+};
+
+#define SP_EV_FREQ	0x1	/* freq_or_period is a frequency in Hz */
+#define SP_EV_KERNEL	0x2	/* kernel callchains were recorded */
+
+struct sp_rec_hdr {
+	uint32_t type;
+	uint32_t size;
+};
+
+enum sp_rec_type {
+	SP_REC_SAMPLE = 1,	/* per stream: struct sp_raw_sample, sp_unw_sample */
+	SP_REC_MMAP = 2,
+	SP_REC_COMM = 3,
+	SP_REC_FORK = 4,
+	SP_REC_EXIT = 5,
+	SP_REC_LOST = 6,
+	SP_REC_THROTTLE = 7,
+	SP_REC_IMAGE = 8,
+	SP_REC_STACK = 9,	/* unwound stream only */
+	SP_REC_SUMMARY = 10,	/* per stream, always the last record */
+	SP_REC_TYPE_MAX
+};
+
+/* Set in flags of records that were read from /proc, not sent by the kernel. */
+#define SP_REC_SYNTH	0x1
+
+struct sp_mmap_rec {
+	struct sp_rec_hdr hdr;
+	uint64_t time;
+	uint32_t pid, tid;
+	uint64_t start, len, pgoff;
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint32_t prot, mflags;	/* PROT_*, MAP_* */
+	uint32_t flags;		/* SP_REC_SYNTH */
+	uint8_t build_id_size;	/* 0: unknown */
+	uint8_t pad[3];
+	uint8_t build_id[24];
+	char filename[];	/* NUL-terminated, zero-padded to 8 bytes */
+};
+
+#define SP_COMM_EXEC	0x2	/* the name changed because of an exec */
+
+struct sp_comm_rec {
+	struct sp_rec_hdr hdr;
+	uint64_t time;
+	uint32_t pid, tid;
+	uint32_t flags;		/* SP_REC_SYNTH, SP_COMM_EXEC */
+	uint32_t pad;
+	char comm[16];		/* NUL-terminated */
+};
+
+/* SP_REC_FORK and SP_REC_EXIT: pid == ppid for a new thread */
+struct sp_task_rec {
+	struct sp_rec_hdr hdr;
+	uint64_t time;
+	uint32_t pid, ppid;
+	uint32_t tid, ptid;
+	uint32_t flags;		/* SP_REC_SYNTH */
+	uint32_t pad;
+};
+
+struct sp_lost_rec {
+	struct sp_rec_hdr hdr;
+	uint64_t time;
+	uint64_t id;
+	uint64_t lost;		/* events the kernel dropped */
+};
+
+struct sp_throttle_rec {
+	struct sp_rec_hdr hdr;
+	uint64_t time;
+	uint64_t id;
+	uint32_t throttled;	/* 1 throttle, 0 unthrottle */
+	uint32_t pad;
+};
+
+/* Bytes of a mapping that exist on no disk, such as the target's [vdso]. */
+struct sp_image_rec {
+	struct sp_rec_hdr hdr;
+	uint64_t time;
+	uint32_t pid;
+	uint32_t flags;
+	uint64_t start;
+	uint64_t len;
+	uint8_t data[];		/* len bytes, zero-padded to 8 */
+};
+
+_Static_assert(sizeof(struct sp_stream_header) == 16, "header layout");
+_Static_assert(sizeof(struct sp_event_info) == 72, "event info layout");
+_Static_assert(sizeof(struct sp_mmap_rec) == 112, "mmap layout");
+_Static_assert(sizeof(struct sp_comm_rec) == 48, "comm layout");
+_Static_assert(sizeof(struct sp_task_rec) == 40, "task layout");
+_Static_assert(sizeof(struct sp_lost_rec) == 32, "lost layout");
+_Static_assert(sizeof(struct sp_throttle_rec) == 32, "throttle layout");
+_Static_assert(sizeof(struct sp_image_rec) == 40, "image layout");
+
+static inline uint32_t sp_align8(uint64_t n)
+{
+	return (uint32_t)((n + 7) & ~(uint64_t)7);
+}
+
+/*
+ * Check the payload of a record of a type listed above (MMAP to IMAGE): its
+ * size against its fixed part and its variable part (the filename is
+ * NUL-terminated inside the record, the image fits).  Returns NULL when it
+ * is sound, otherwise a static description of what is wrong.
+ */
+const char *sp_rec_check_common(const struct sp_rec_hdr *rec);
+
+/* Name of a magic for messages: "raw", "unwound", "spool", NULL if unknown. */
+const char *sp_stream_kind(const char magic[SP_MAGIC_LEN]);
+
+#endif

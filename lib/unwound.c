@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* unwound.c: checks of the unwound stream's stack records. */
+#include "unwound.h"
+
+const char *sp_unw_stack_parse(const struct sp_rec_hdr *rec,
+			       struct sp_unw_stack_view *out)
+{
+	const struct sp_unw_stack *s = (const void *)rec;
+	uint64_t need;
+
+	if (rec->size < sizeof(*s))
+		return "STACK record too short";
+	need = sizeof(*s) + 8ull * (s->nr_kernel + s->nr_user) +
+	       sp_align8(s->nr_user);
+	if (need > rec->size)
+		return "STACK frames exceed its record size";
+	if (s->end >= SP_END_MAX)
+		return "STACK end reason unknown";
+	if (s->id == 0)
+		return "STACK id 0 is reserved";
+	out->s = s;
+	out->kernel_ips = (const uint64_t *)(s + 1);
+	out->user_ips = out->kernel_ips + s->nr_kernel;
+	out->uflags = (const uint8_t *)(out->user_ips + s->nr_user);
+	return NULL;
+}
+
+const char *sp_unw_end_name(unsigned end)
+{
+	static const char *const names[SP_END_MAX] = {
+		"root", "truncated", "noinfo", "error", "depth", "noregs",
+	};
+
+	return end < SP_END_MAX ? names[end] : "unknown";
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/* test-io: stream headers and record framing reject damage with offsets. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "io.h"
+#include "raw.h"
+#include "unwound.h"
+#include "unit.h"
+
+/* Feed bytes through a pipe into a reader. */
+static struct sp_in *feed(const void *data, size_t len)
+{
+	int fds[2];
+
+	if (pipe(fds))
+		abort();
+	if (write(fds[1], data, len) != (ssize_t)len)
+		abort();
+	close(fds[1]);
+	return sp_in_fdopen(fds[0], "stdin");
+}
+
+static int header(const void *data, size_t len, struct sp_in **inp)
+{
+	struct sp_raw_header h;
+	struct sp_in *in = feed(data, len);
+
+	*inp = in;
+	return sp_in_header(in, SP_RAW_MAGIC, SP_RAW_VERSION, &h, sizeof(h),
+			    sizeof(h));
+}
+
+int main(void)
+{
+	struct sp_raw_header h = { { SP_RAW_MAGIC, 1, sizeof(h) } };
+	struct sp_unw_header uh = { { SP_UNW_MAGIC, 1, sizeof(uh) } };
+	uint8_t buf[4096];
+	const struct sp_rec_hdr *rec;
+	struct sp_rec_hdr *r;
+	struct sp_in *in;
+
+	CHECK(header("", 0, &in) == SP_IN_ERROR);
+	CHECK_STR(sp_in_error(in), "empty input, expected a raw stream at byte 0 of 'stdin'");
+	sp_in_close(in);
+
+	CHECK(header("hello world, this is text", 25, &in) == SP_IN_ERROR);
+	CHECK_STR(sp_in_error(in), "not a raw stream (bad magic) at byte 0 of 'stdin'");
+	sp_in_close(in);
+
+	CHECK(header(&uh, sizeof(uh), &in) == SP_IN_OTHER);
+	CHECK_STR(sp_in_kind(in), "unwound");
+	sp_in_close(in);
+
+	CHECK(header("# stackpulse symbolized 1\n", 26, &in) == SP_IN_OTHER);
+	CHECK_STR(sp_in_kind(in), "symbolized");
+	sp_in_close(in);
+
+	h.h.version = 99;
+	CHECK(header(&h, sizeof(h), &in) == SP_IN_ERROR);
+	CHECK_STR(sp_in_error(in), "raw stream version 99 is not supported (this build reads 1..1): upgrade stackpulse at byte 8 of 'stdin'");
+	sp_in_close(in);
+	h.h.version = 1;
+
+	CHECK(header(&h, 40, &in) == SP_IN_ERROR);
+	CHECK_STR(sp_in_error(in), "truncated stream header: need 112 bytes, have 40 at byte 40 of 'stdin'");
+	sp_in_close(in);
+
+	h.h.header_size = 12;
+	CHECK(header(&h, sizeof(h), &in) == SP_IN_ERROR);
+	sp_in_close(in);
+	h.h.header_size = sizeof(h);
+
+	/* a header, one good record, then one whose size lies */
+	memcpy(buf, &h, sizeof(h));
+	r = (struct sp_rec_hdr *)(buf + sizeof(h));
+	r->type = SP_REC_LOST;
+	r->size = sizeof(struct sp_lost_rec);
+	memset(r + 1, 0, r->size - 8);
+	r = (struct sp_rec_hdr *)((uint8_t *)r + r->size);
+	r->type = SP_REC_COMM;
+	r->size = 1000;
+	CHECK(header(buf, sizeof(h) + 32 + 48, &in) == SP_IN_OK);
+	CHECK(sp_in_next(in, &rec) == 1 && rec->type == SP_REC_LOST);
+	CHECK(sp_in_rec_offset(in) == sizeof(h));
+	CHECK(sp_in_next(in, &rec) == SP_IN_ERROR);
+	CHECK_STR(sp_in_error(in), "truncated record (type 3): need 1000 bytes, have 48 at byte 144 of 'stdin'");
+	sp_in_close(in);
+
+	r->size = 13;		/* not a multiple of 8 */
+	CHECK(header(buf, sizeof(h) + 32 + 48, &in) == SP_IN_OK);
+	CHECK(sp_in_next(in, &rec) == 1);
+	CHECK(sp_in_next(in, &rec) == SP_IN_ERROR);
+	CHECK_STR(sp_in_error(in), "bad record size 13 (type 3): must be a multiple of 8 in 8..16777216 at byte 144 of 'stdin'");
+	sp_in_close(in);
+
+	/* a record header cut in half */
+	CHECK(header(buf, sizeof(h) + 32 + 4, &in) == SP_IN_OK);
+	CHECK(sp_in_next(in, &rec) == 1);
+	CHECK(sp_in_next(in, &rec) == SP_IN_ERROR);
+	CHECK_STR(sp_in_error(in), "truncated record header: need 8 bytes, have 4 at byte 144 of 'stdin'");
+	sp_in_close(in);
+
+	/* clean end after a whole record */
+	CHECK(header(buf, sizeof(h) + 32, &in) == SP_IN_OK);
+	CHECK(sp_in_next(in, &rec) == 1);
+	CHECK(sp_in_next(in, &rec) == 0);
+	CHECK(sp_in_fail(in, "LOST record too short") == SP_IN_ERROR);
+	sp_in_close(in);
+	sp_in_close(NULL);
+	return unit_done("test-io");
+}
