@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: MIT */
+/* elfcache.c: ELF files opened, mapped and indexed once per recording. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "elfcache.h"
+
+struct sp_elf {
+	struct sp_elf *next;	/* hash chain */
+	char *path;
+	uint32_t hash;
+	int fd;
+	Elf *elf;		/* NULL: could not be read */
+	const uint8_t *data;	/* the whole file image */
+	size_t size;
+	uint8_t *copy;		/* owned bytes of a memory image */
+	GElf_Phdr *load;	/* PT_LOAD headers */
+	size_t nload;
+	uint64_t lo, hi;
+	uint64_t ehf_vaddr, ehf_size;
+	int has_ehf;
+	int syms_loaded;
+	struct sp_sym *syms;
+	size_t nsyms;
+	enum sp_sym_origin origin;
+};
+
+#define NBUCKETS 1024
+
+struct sp_elf_cache {
+	struct sp_elf *buckets[NBUCKETS];
+	unsigned opened;
+};
+
+static uint32_t str_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+struct sp_elf_cache *sp_elf_cache_new(void)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	return calloc(1, sizeof(struct sp_elf_cache));
+}
+
+static void elf_free(struct sp_elf *e)
+{
+	if (e->elf)
+		elf_end(e->elf);
+	if (e->fd >= 0)
+		close(e->fd);
+	free(e->copy);
+	free(e->load);
+	free(e->syms);
+	free(e->path);
+	free(e);
+}
+
+void sp_elf_cache_free(struct sp_elf_cache *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < NBUCKETS; i++) {
+		struct sp_elf *e = c->buckets[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			elf_free(e);
+		}
+	}
+	free(c);
+}
+
+unsigned sp_elf_cache_opened(const struct sp_elf_cache *c)
+{
+	return c->opened;
+}
+
+/* Index the program headers; 0, or -1 when this is no loadable ELF. */
+static int elf_index(struct sp_elf *e)
+{
+	size_t n, i;
+
+	if (elf_kind(e->elf) != ELF_K_ELF || gelf_getclass(e->elf) != ELFCLASS64)
+		return -1;
+	if (elf_getphdrnum(e->elf, &n))
+		return -1;
+	e->load = calloc(n ? n : 1, sizeof(*e->load));
+	if (!e->load)
+		return -1;
+	e->lo = UINT64_MAX;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e->elf, (int)i, &ph))
+			return -1;
+		if (ph.p_type == PT_LOAD) {
+			if (ph.p_offset > e->size || ph.p_filesz > e->size - ph.p_offset)
+				return -1;
+			e->load[e->nload++] = ph;
+			if (ph.p_vaddr < e->lo)
+				e->lo = ph.p_vaddr;
+			if (ph.p_vaddr + ph.p_memsz > e->hi)
+				e->hi = ph.p_vaddr + ph.p_memsz;
+		} else if (ph.p_type == PT_GNU_EH_FRAME) {
+			e->ehf_vaddr = ph.p_vaddr;
+			e->ehf_size = ph.p_memsz;
+			e->has_ehf = 1;
+		}
+	}
+	if (!e->nload)
+		return -1;
+	return 0;
+}
+
+static struct sp_elf *cache_add(struct sp_elf_cache *c, const char *key,
+				uint32_t h)
+{
+	struct sp_elf *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->fd = -1;
+	e->path = strdup(key);
+	if (!e->path) {
+		free(e);
+		return NULL;
+	}
+	e->hash = h;
+	e->next = c->buckets[h % NBUCKETS];
+	c->buckets[h % NBUCKETS] = e;
+	return e;
+}
+
+static struct sp_elf *cache_find(struct sp_elf_cache *c, const char *key,
+				 uint32_t h)
+{
+	struct sp_elf *e;
+
+	for (e = c->buckets[h % NBUCKETS]; e; e = e->next)
+		if (e->hash == h && !strcmp(e->path, key))
+			return e;
+	return NULL;
+}
+
+/* Drop a half-opened file's libelf state, leaving a negative entry. */
+static void make_negative(struct sp_elf *e)
+{
+	if (e->elf)
+		elf_end(e->elf);
+	e->elf = NULL;
+	if (e->fd >= 0)
+		close(e->fd);
+	e->fd = -1;
+	free(e->copy);
+	e->copy = NULL;
+	e->data = NULL;
+	e->nload = 0;
+}
+
+struct sp_elf *sp_elf_cache_get(struct sp_elf_cache *c, const char *path)
+{
+	uint32_t h = str_hash(path);
+	struct sp_elf *e = cache_find(c, path, h);
+
+	if (e)
+		return e->elf ? e : NULL;
+	e = cache_add(c, path, h);
+	if (!e)
+		return NULL;
+	if (path[0] != '/')
+		return NULL;
+	e->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (e->fd < 0)
+		return NULL;
+	c->opened++;
+	e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
+	if (!e->elf)
+		goto bad;
+	e->data = (const uint8_t *)elf_rawfile(e->elf, &e->size);
+	if (!e->data || elf_index(e))
+		goto bad;
+	return e;
+bad:
+	make_negative(e);
+	return NULL;
+}
+
+struct sp_elf *sp_elf_cache_image(struct sp_elf_cache *c, const void *data,
+				  size_t len)
+{
+	char key[64];
+	uint32_t h;
+	struct sp_elf *e;
+
+	snprintf(key, sizeof(key), "[image:%zu:%08lx]", len,
+		 crc32(0, data, (uInt)len));
+	h = str_hash(key);
+	e = cache_find(c, key, h);
+	if (e)
+		return e->elf ? e : NULL;
+	e = cache_add(c, key, h);
+	if (!e)
+		return NULL;
+	e->copy = malloc(len ? len : 1);
+	if (!e->copy)
+		return NULL;
+	memcpy(e->copy, data, len);
+	e->elf = elf_memory((char *)e->copy, len);
+	e->data = e->copy;
+	e->size = len;
+	if (!e->elf || elf_index(e)) {
+		make_negative(e);
+		return NULL;
+	}
+	return e;
+}
+
+const char *sp_elf_path(const struct sp_elf *e)
+{
+	return e->path;
+}
+
+Elf *sp_elf_handle(const struct sp_elf *e)
+{
+	return e->elf;
+}
+
+int sp_elf_bias(const struct sp_elf *e, uint64_t map_start, uint64_t pgoff,
+		uint64_t *bias)
+{
+	size_t i;
+
+	for (i = 0; i < e->nload; i++) {
+		const GElf_Phdr *ph = &e->load[i];
+		uint64_t align = ph->p_align > 1 ? ph->p_align : 1;
+		uint64_t off = ph->p_offset & ~(align - 1);
+
+		/* the loader maps from the page holding p_offset */
+		if (pgoff >= off && pgoff < ph->p_offset + ph->p_filesz) {
+			*bias = map_start - pgoff + ph->p_offset - ph->p_vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+void sp_elf_extent(const struct sp_elf *e, uint64_t *lo, uint64_t *hi)
+{
+	*lo = e->lo;
+	*hi = e->hi;
+}
+
+const void *sp_elf_at(const struct sp_elf *e, uint64_t vaddr, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < e->nload; i++) {
+		const GElf_Phdr *ph = &e->load[i];
+
+		if (vaddr >= ph->p_vaddr && vaddr - ph->p_vaddr < ph->p_filesz &&
+		    len <= ph->p_filesz - (vaddr - ph->p_vaddr))
+			return e->data + ph->p_offset + (vaddr - ph->p_vaddr);
+	}
+	return NULL;
+}
+
+int sp_elf_eh_frame_hdr(const struct sp_elf *e, uint64_t *vaddr,
+			uint64_t *size)
+{
+	if (!e->has_ehf)
+		return -ENOENT;
+	*vaddr = e->ehf_vaddr;
+	*size = e->ehf_size;
+	return 0;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sp_sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	/* sized symbols first, then by name for a stable choice */
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Collect the function symbols of the first section of type; count them. */
+static size_t load_table(struct sp_elf *e, GElf_Word type)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t n, i, got = 0;
+		struct sp_sym *syms;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type ||
+		    !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			return 0;
+		n = sh.sh_size / sh.sh_entsize;
+		syms = calloc(n ? n : 1, sizeof(*syms));
+		if (!syms)
+			return 0;
+		for (i = 0; i < n; i++) {
+			GElf_Sym s;
+			const char *name;
+			int t;
+
+			if (!gelf_getsym(d, (int)i, &s))
+				break;
+			t = GELF_ST_TYPE(s.st_info);
+			if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
+			    s.st_shndx == SHN_UNDEF || !s.st_value)
+				continue;
+			name = elf_strptr(e->elf, sh.sh_link, s.st_name);
+			if (!name || !*name)
+				continue;
+			syms[got].start = s.st_value;
+			syms[got].size = s.st_size;
+			syms[got].name = name;
+			got++;
+		}
+		if (!got) {
+			free(syms);
+			return 0;
+		}
+		qsort(syms, got, sizeof(*syms), sym_cmp);
+		/* keep one symbol per start address */
+		n = 0;
+		for (i = 0; i < got; i++)
+			if (!n || syms[n - 1].start != syms[i].start)
+				syms[n++] = syms[i];
+		e->syms = syms;
+		e->nsyms = n;
+		return n;
+	}
+	return 0;
+}
+
+const struct sp_sym *sp_elf_symbol(struct sp_elf *e, uint64_t vaddr,
+				   enum sp_sym_origin *origin)
+{
+	size_t lo = 0, hi;
+	const struct sp_sym *s;
+
+	if (!e->syms_loaded) {
+		e->syms_loaded = 1;
+		if (load_table(e, SHT_SYMTAB))
+			e->origin = SP_ORIGIN_SYMTAB;
+		else if (load_table(e, SHT_DYNSYM))
+			e->origin = SP_ORIGIN_DYNSYM;
+	}
+	*origin = SP_ORIGIN_NONE;
+	hi = e->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->syms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	s = &e->syms[lo - 1];
+	/* an unsized symbol claims at most 4 KiB, up to the next symbol */
+	if (vaddr - s->start >= (s->size ? s->size : 4096))
+		return NULL;
+	*origin = e->origin;
+	return s;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * elfcache.h: every ELF file a recording touches, opened and mmapped once.
+ *
+ * The unwinder reads code, .eh_frame_hdr and .eh_frame through it and the
+ * symbolizer reads symbol tables through it, so neither ever opens a file on
+ * the per-sample path.  A file that cannot be opened is remembered as such.
+ * Memory images (the [vdso] copied from the target) are parsed the same way.
+ */
+#ifndef SP_ELFCACHE_H
+#define SP_ELFCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <gelf.h>
+
+struct sp_elf;
+struct sp_elf_cache;
+
+/* Where a symbol came from. */
+enum sp_sym_origin {
+	SP_ORIGIN_NONE = 0,
+	SP_ORIGIN_SYMTAB,
+	SP_ORIGIN_DYNSYM,
+	SP_ORIGIN_PERFMAP,
+	SP_ORIGIN_VDSO,
+	SP_ORIGIN_MAX
+};
+
+struct sp_sym {
+	uint64_t start;		/* file virtual address */
+	uint64_t size;
+	const char *name;	/* owned by the sp_elf */
+};
+
+/* Returns a new, empty cache; NULL when out of memory. */
+struct sp_elf_cache *sp_elf_cache_new(void);
+
+/* Frees the cache and every sp_elf it handed out; NULL is a no-op. */
+void sp_elf_cache_free(struct sp_elf_cache *c);
+
+/*
+ * Returns the file at path, opened and mapped on the first call, or NULL if
+ * it cannot be read as ELF (remembered: later calls are a lookup).  The
+ * result belongs to the cache.
+ */
+struct sp_elf *sp_elf_cache_get(struct sp_elf_cache *c, const char *path);
+
+/*
+ * Returns an ELF image parsed from a copy of data (a [vdso]); one per
+ * distinct content.  NULL if it is not ELF.  The result belongs to the cache.
+ */
+struct sp_elf *sp_elf_cache_image(struct sp_elf_cache *c, const void *data,
+				  size_t len);
+
+/* Number of files opened (not lookups): for tests of the no-reopen rule. */
+unsigned sp_elf_cache_opened(const struct sp_elf_cache *c);
+
+const char *sp_elf_path(const struct sp_elf *e);
+
+/*
+ * Load bias of a mapping of this file that starts at map_start with file
+ * offset pgoff: address = file vaddr + bias.  Returns 0 and sets *bias, or
+ * -ENOENT when no PT_LOAD holds pgoff.
+ */
+int sp_elf_bias(const struct sp_elf *e, uint64_t map_start, uint64_t pgoff,
+		uint64_t *bias);
+
+/* Lowest and highest (exclusive) file vaddr of the PT_LOAD segments. */
+void sp_elf_extent(const struct sp_elf *e, uint64_t *lo, uint64_t *hi);
+
+/*
+ * Bytes of the file image at file vaddr, as the loader maps them: returns a
+ * pointer to at least len bytes, or NULL if [vaddr, vaddr+len) is not file
+ * backed in one PT_LOAD.
+ */
+const void *sp_elf_at(const struct sp_elf *e, uint64_t vaddr, size_t len);
+
+/* File vaddr and size of .eh_frame_hdr (PT_GNU_EH_FRAME); -ENOENT if none. */
+int sp_elf_eh_frame_hdr(const struct sp_elf *e, uint64_t *vaddr,
+			uint64_t *size);
+
+/*
+ * The function symbol containing file vaddr, from .symtab or else .dynsym
+ * (tables sorted on first use).  Returns NULL if none; sets *origin.
+ */
+const struct sp_sym *sp_elf_symbol(struct sp_elf *e, uint64_t vaddr,
+				   enum sp_sym_origin *origin);
+
+/* The libelf handle, for libdw and other readers; owned by the sp_elf. */
+Elf *sp_elf_handle(const struct sp_elf *e);
+
+#endif

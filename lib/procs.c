@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: MIT */
+/* procs.c: processes and their address spaces, replayed from records. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "procs.h"
+
+struct sp_proc {
+	uint32_t pid;
+	int used;
+	char comm[16];
+	struct sp_map *maps;	/* executable mappings, sorted, disjoint */
+	size_t nmaps, capmaps;
+	struct sp_map *mods;	/* whole file images, sorted, disjoint */
+	size_t nmods, capmods;
+	unsigned generation;
+	void *user;
+	void (*release)(void *);
+};
+
+struct sp_procs {
+	struct sp_elf_cache *cache;
+	struct sp_proc **slots;	/* open addressing on pid */
+	size_t nslots, count;
+	struct sp_elf *vdso;	/* last [vdso] image seen: one per kernel */
+};
+
+struct sp_procs *sp_procs_new(struct sp_elf_cache *cache)
+{
+	struct sp_procs *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->cache = cache;
+	p->nslots = 64;
+	p->slots = calloc(p->nslots, sizeof(*p->slots));
+	if (!p->slots) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static void maps_clear(struct sp_map *m, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free((char *)m[i].name);
+}
+
+static void proc_reset(struct sp_proc *proc)
+{
+	maps_clear(proc->maps, proc->nmaps);
+	maps_clear(proc->mods, proc->nmods);
+	proc->nmaps = proc->nmods = 0;
+	proc->generation++;
+}
+
+static void proc_free(struct sp_proc *proc)
+{
+	proc_reset(proc);
+	free(proc->maps);
+	free(proc->mods);
+	if (proc->release)
+		proc->release(proc->user);
+	free(proc);
+}
+
+void sp_procs_free(struct sp_procs *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->nslots; i++)
+		if (p->slots[i])
+			proc_free(p->slots[i]);
+	free(p->slots);
+	free(p);
+}
+
+static size_t slot_of(const struct sp_procs *p, uint32_t pid)
+{
+	size_t i = (pid * 2654435761u) & (p->nslots - 1);
+
+	while (p->slots[i] && p->slots[i]->pid != pid)
+		i = (i + 1) & (p->nslots - 1);
+	return i;
+}
+
+struct sp_proc *sp_procs_find(const struct sp_procs *p, uint32_t pid)
+{
+	return p->slots[slot_of(p, pid)];
+}
+
+static int grow(struct sp_procs *p)
+{
+	struct sp_proc **old = p->slots;
+	size_t n = p->nslots, i;
+
+	p->slots = calloc(n * 2, sizeof(*p->slots));
+	if (!p->slots) {
+		p->slots = old;
+		return -ENOMEM;
+	}
+	p->nslots = n * 2;
+	for (i = 0; i < n; i++)
+		if (old[i])
+			p->slots[slot_of(p, old[i]->pid)] = old[i];
+	free(old);
+	return 0;
+}
+
+struct sp_proc *sp_procs_get(struct sp_procs *p, uint32_t pid)
+{
+	struct sp_proc *proc;
+	size_t i;
+
+	proc = sp_procs_find(p, pid);
+	if (proc)
+		return proc;
+	if ((p->count + 1) * 2 > p->nslots && grow(p))
+		return NULL;
+	proc = calloc(1, sizeof(*proc));
+	if (!proc)
+		return NULL;
+	proc->pid = pid;
+	i = slot_of(p, pid);
+	p->slots[i] = proc;
+	p->count++;
+	return proc;
+}
+
+uint32_t sp_proc_pid(const struct sp_proc *proc)
+{
+	return proc->pid;
+}
+
+const char *sp_proc_comm(const struct sp_proc *proc)
+{
+	return proc->comm;
+}
+
+unsigned sp_proc_generation(const struct sp_proc *proc)
+{
+	return proc->generation;
+}
+
+void *sp_proc_user(const struct sp_proc *proc)
+{
+	return proc->user;
+}
+
+void sp_proc_set_user(struct sp_proc *proc, void *data,
+		      void (*release)(void *data))
+{
+	proc->user = data;
+	proc->release = release;
+}
+
+/* Index of the last entry starting at or below addr, or n if none. */
+static size_t find_le(const struct sp_map *m, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : n;
+}
+
+static const struct sp_map *lookup(const struct sp_map *m, size_t n,
+				   uint64_t addr)
+{
+	size_t i = find_le(m, n, addr);
+
+	return i < n && addr < m[i].end ? &m[i] : NULL;
+}
+
+const struct sp_map *sp_proc_map(const struct sp_proc *proc, uint64_t addr)
+{
+	return lookup(proc->maps, proc->nmaps, addr);
+}
+
+const struct sp_map *sp_proc_module(const struct sp_proc *proc,
+				    uint64_t addr)
+{
+	return lookup(proc->mods, proc->nmods, addr);
+}
+
+/*
+ * Insert m into the sorted, disjoint array, cutting away what it overlaps:
+ * a new mapping replaces whatever was mapped there before.  Returns 1 if
+ * something was cut, 0 if not, -ENOMEM.
+ */
+static int insert(struct sp_map **arr, size_t *n, size_t *cap,
+		  const struct sp_map *m)
+{
+	size_t i, j, k = 0;
+	int cut = 0;
+
+	/* room for m and for a split into two pieces */
+	if (*n + 2 > *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		struct sp_map *a = realloc(*arr, c * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		*arr = a;
+		*cap = c;
+	}
+	for (i = 0; i < *n; i++) {
+		struct sp_map *o = &(*arr)[i];
+
+		if (o->end <= m->start || o->start >= m->end)
+			continue;
+		cut = 1;
+		if (o->start < m->start && o->end > m->end) {
+			/* m punches a hole: keep both ends */
+			struct sp_map tail = *o;
+
+			tail.pgoff += m->end - o->start;
+			tail.start = m->end;
+			tail.name = strdup(o->name);
+			if (!tail.name)
+				return -ENOMEM;
+			o->end = m->start;
+			memmove(o + 2, o + 1, (*n - i - 1) * sizeof(*o));
+			o[1] = tail;
+			(*n)++;
+			i++;
+		} else if (o->start < m->start) {
+			o->end = m->start;
+		} else if (o->end > m->end) {
+			o->pgoff += m->end - o->start;
+			o->start = m->end;
+		} else {
+			o->start = o->end = 0;	/* swallowed: removed below */
+		}
+	}
+	/* drop emptied entries */
+	for (i = j = 0; i < *n; i++) {
+		if ((*arr)[i].start == (*arr)[i].end) {
+			free((char *)(*arr)[i].name);
+			continue;
+		}
+		(*arr)[j++] = (*arr)[i];
+	}
+	*n = j;
+	k = find_le(*arr, *n, m->start);
+	k = k == *n ? 0 : k + 1;
+	memmove(*arr + k + 1, *arr + k, (*n - k) * sizeof(**arr));
+	(*arr)[k] = *m;
+	(*n)++;
+	return cut;
+}
+
+static enum sp_map_kind classify(const char *name)
+{
+	if (!*name || !strcmp(name, "//anon") || !strncmp(name, "/memfd:", 7) ||
+	    !strncmp(name, "/dev/zero", 9) || !strcmp(name, "[anon]") ||
+	    !strncmp(name, "[anon:", 6))
+		return SP_MAP_ANON;
+	if (!strcmp(name, "[vdso]"))
+		return SP_MAP_IMAGE;
+	if (name[0] != '/')
+		return SP_MAP_SPECIAL;
+	return SP_MAP_FILE;
+}
+
+static int add_map(struct sp_procs *p, struct sp_proc *proc,
+		   const struct sp_map *tmpl)
+{
+	struct sp_map m = *tmpl;
+	int r, cut;
+
+	m.name = strdup(tmpl->name);
+	if (!m.name)
+		return -ENOMEM;
+	cut = insert(&proc->maps, &proc->nmaps, &proc->capmaps, &m);
+	if (cut < 0) {
+		free((char *)m.name);
+		return cut;
+	}
+	if (cut)
+		proc->generation++;
+	if (m.elf) {
+		uint64_t lo, hi;
+		const struct sp_map *old;
+
+		sp_elf_extent(m.elf, &lo, &hi);
+		old = lookup(proc->mods, proc->nmods, m.start);
+		if (old && old->elf == m.elf && old->bias == m.bias)
+			return 0;
+		m.start = lo + m.bias;
+		m.end = hi + m.bias;
+		m.pgoff = 0;
+		m.name = strdup(tmpl->name);
+		if (!m.name)
+			return -ENOMEM;
+		r = insert(&proc->mods, &proc->nmods, &proc->capmods, &m);
+		if (r < 0) {
+			free((char *)m.name);
+			return r;
+		}
+	}
+	return 0;
+}
+
+static int apply_mmap(struct sp_procs *p, const struct sp_mmap_rec *r)
+{
+	struct sp_proc *proc;
+	struct sp_map m = { 0 };
+
+	if (!(r->prot & PROT_EXEC) || !r->len)
+		return 0;
+	proc = sp_procs_get(p, r->pid);
+	if (!proc)
+		return -ENOMEM;
+	m.start = r->start;
+	m.end = r->start + r->len;
+	m.pgoff = r->pgoff;
+	m.prot = r->prot;
+	m.name = r->filename;
+	m.kind = classify(r->filename);
+	if (m.kind == SP_MAP_FILE) {
+		m.elf = sp_elf_cache_get(p->cache, r->filename);
+		if (!m.elf || sp_elf_bias(m.elf, m.start, m.pgoff, &m.bias)) {
+			m.elf = NULL;
+			m.kind = SP_MAP_UNREADABLE;
+		}
+	} else if (m.kind == SP_MAP_IMAGE) {
+		/* the image record follows; until then use the last one seen */
+		m.elf = p->vdso;
+		m.bias = m.start;
+	}
+	return add_map(p, proc, &m);
+}
+
+static int apply_image(struct sp_procs *p, const struct sp_image_rec *r)
+{
+	struct sp_proc *proc = sp_procs_get(p, r->pid);
+	const struct sp_map *old;
+	struct sp_map m = { 0 };
+	struct sp_elf *e;
+
+	if (!proc)
+		return -ENOMEM;
+	e = sp_elf_cache_image(p->cache, r->data, r->len);
+	if (!e)
+		return 0;
+	p->vdso = e;
+	m.start = r->start;
+	m.end = r->start + r->len;
+	old = lookup(proc->maps, proc->nmaps, r->start);
+	if (old && old->kind == SP_MAP_IMAGE) {
+		m.start = old->start;
+		m.end = old->end;
+	}
+	m.prot = PROT_READ | PROT_EXEC;
+	m.kind = SP_MAP_IMAGE;
+	m.name = "[vdso]";
+	m.elf = e;
+	if (sp_elf_bias(e, m.start, 0, &m.bias))
+		m.bias = m.start;
+	return add_map(p, proc, &m);
+}
+
+static int copy_maps(struct sp_proc *to, const struct sp_proc *from)
+{
+	struct sp_map *maps, *mods;
+	size_t i;
+
+	maps = calloc(from->nmaps + 2, sizeof(*maps));
+	mods = calloc(from->nmods + 2, sizeof(*mods));
+	if (!maps || !mods)
+		goto err;
+	memcpy(maps, from->maps, from->nmaps * sizeof(*maps));
+	memcpy(mods, from->mods, from->nmods * sizeof(*mods));
+	for (i = 0; i < from->nmaps; i++)
+		maps[i].name = strdup(from->maps[i].name);
+	for (i = 0; i < from->nmods; i++)
+		mods[i].name = strdup(from->mods[i].name);
+	proc_reset(to);
+	free(to->maps);
+	free(to->mods);
+	to->maps = maps;
+	to->mods = mods;
+	to->nmaps = from->nmaps;
+	to->nmods = from->nmods;
+	to->capmaps = from->nmaps + 2;
+	to->capmods = from->nmods + 2;
+	return 0;
+err:
+	free(maps);
+	free(mods);
+	return -ENOMEM;
+}
+
+int sp_procs_apply(struct sp_procs *p, const struct sp_rec_hdr *rec)
+{
+	switch (rec->type) {
+	case SP_REC_MMAP:
+		return apply_mmap(p, (const struct sp_mmap_rec *)rec);
+	case SP_REC_IMAGE:
+		return apply_image(p, (const struct sp_image_rec *)rec);
+	case SP_REC_COMM: {
+		const struct sp_comm_rec *c = (const void *)rec;
+		struct sp_proc *proc = sp_procs_get(p, c->pid);
+
+		if (!proc)
+			return -ENOMEM;
+		if (c->tid != c->pid)
+			return 0;
+		/* a new program replaces the address space */
+		if ((c->flags & SP_COMM_EXEC) && !(c->flags & SP_REC_SYNTH))
+			proc_reset(proc);
+		memcpy(proc->comm, c->comm, sizeof(proc->comm));
+		proc->comm[sizeof(proc->comm) - 1] = 0;
+		return 0;
+	}
+	case SP_REC_FORK: {
+		const struct sp_task_rec *t = (const void *)rec;
+		struct sp_proc *child, *parent;
+
+		if (t->pid == t->ppid || (t->flags & SP_REC_SYNTH))
+			return 0;
+		child = sp_procs_get(p, t->pid);
+		parent = sp_procs_find(p, t->ppid);
+		if (!child)
+			return -ENOMEM;
+		if (!parent || parent == child)
+			return 0;
+		memcpy(child->comm, parent->comm, sizeof(child->comm));
+		return copy_maps(child, parent);
+	}
+	default:
+		return 0;
+	}
+}

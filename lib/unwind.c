@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/* unwind.c: remote libunwind over a sample's registers and stack copy. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libunwind-x86_64.h>
+
+#include "unwind.h"
+
+/* Exported by libunwind-x86_64 but missing from its public headers. */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as,
+					      unw_word_t ip,
+					      unw_dyn_info_t *di,
+					      unw_proc_info_t *pi,
+					      int need_unwind_info, void *arg);
+#define dwarf_search_unwind_table UNW_OBJ(dwarf_search_unwind_table)
+
+/* PERF_REG_X86_* numbers (arch/x86/include/uapi/asm/perf_regs.h). */
+enum {
+	PR_AX, PR_BX, PR_CX, PR_DX, PR_SI, PR_DI, PR_BP, PR_SP, PR_IP,
+	PR_FLAGS, PR_CS, PR_SS, PR_DS, PR_ES, PR_FS, PR_GS,
+	PR_R8, PR_R9, PR_R10, PR_R11, PR_R12, PR_R13, PR_R14, PR_R15,
+	PR_MAX
+};
+
+/* libunwind's register numbers (DWARF order) to perf's. */
+static const int unw_to_perf[] = {
+	[UNW_X86_64_RAX] = PR_AX, [UNW_X86_64_RDX] = PR_DX,
+	[UNW_X86_64_RCX] = PR_CX, [UNW_X86_64_RBX] = PR_BX,
+	[UNW_X86_64_RSI] = PR_SI, [UNW_X86_64_RDI] = PR_DI,
+	[UNW_X86_64_RBP] = PR_BP, [UNW_X86_64_RSP] = PR_SP,
+	[UNW_X86_64_R8] = PR_R8, [UNW_X86_64_R9] = PR_R9,
+	[UNW_X86_64_R10] = PR_R10, [UNW_X86_64_R11] = PR_R11,
+	[UNW_X86_64_R12] = PR_R12, [UNW_X86_64_R13] = PR_R13,
+	[UNW_X86_64_R14] = PR_R14, [UNW_X86_64_R15] = PR_R15,
+	[UNW_X86_64_RIP] = PR_IP,
+};
+
+struct sp_unwinder {
+	struct sp_procs *procs;
+	unw_accessors_t acc;
+	int regidx[PR_MAX];	/* position in a sample's regs, or -1 */
+	uint32_t stack_size;
+};
+
+/* What the accessors see while one sample is unwound. */
+struct ctx {
+	struct sp_unwinder *u;
+	struct sp_proc *proc;
+	const uint64_t *regs;
+	unsigned nr_regs;
+	uint64_t sp;
+	const uint8_t *stack;
+	uint32_t stack_len;
+	int truncated;
+	const struct sp_map *mod;	/* last module hit */
+};
+
+struct as_slot {
+	unw_addr_space_t as;
+	unsigned generation;
+};
+
+static const struct sp_map *module_of(struct ctx *c, uint64_t addr)
+{
+	if (c->mod && addr >= c->mod->start && addr < c->mod->end)
+		return c->mod;
+	c->mod = sp_proc_module(c->proc, addr);
+	return c->mod;
+}
+
+static int encoded_size(uint8_t enc)
+{
+	switch (enc & 0x0f) {
+	case 0x03:	/* udata4 */
+	case 0x0b:	/* sdata4 */
+		return 4;
+	case 0x04:	/* udata8 */
+	case 0x0c:	/* sdata8 */
+		return 8;
+	default:
+		return -1;
+	}
+}
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip,
+			  unw_proc_info_t *pi, int need_unwind_info, void *arg)
+{
+	struct ctx *c = arg;
+	const struct sp_map *m = sp_proc_map(c->proc, ip);
+	unw_dyn_info_t di;
+	const uint8_t *h;
+	uint64_t hv, hsize, fde_count = 0;
+	int ptr_size, count_size;
+
+	/* no CFI: let libunwind step by frame pointer */
+	if (!m || !m->elf || sp_elf_eh_frame_hdr(m->elf, &hv, &hsize))
+		return -UNW_ENOINFO;
+	h = sp_elf_at(m->elf, hv, 4);
+	if (!h || h[0] != 1 || h[3] != 0x3b)	/* datarel|sdata4 table */
+		return -UNW_ENOINFO;
+	ptr_size = encoded_size(h[1]);
+	count_size = encoded_size(h[2]);
+	if (ptr_size < 0 || count_size < 0)
+		return -UNW_ENOINFO;
+	h = sp_elf_at(m->elf, hv + 4 + ptr_size, count_size);
+	if (!h)
+		return -UNW_ENOINFO;
+	memcpy(&fde_count, h, count_size);
+	memset(&di, 0, sizeof(di));
+	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di.start_ip = m->start;
+	di.end_ip = m->end;
+	di.u.rti.segbase = m->bias + hv;
+	di.u.rti.table_data = m->bias + hv + 4 + ptr_size + count_size;
+	di.u.rti.table_len = fde_count * 8 / sizeof(unw_word_t);
+	return dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi,
+			    void *arg)
+{
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap,
+				  void *arg)
+{
+	return -UNW_ENOINFO;
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp,
+		      int write, void *arg)
+{
+	struct ctx *c = arg;
+	const struct sp_map *m;
+
+	if (write)
+		return -UNW_EINVAL;
+	if (addr >= c->sp && addr - c->sp <= (uint64_t)c->stack_len &&
+	    c->stack_len - (addr - c->sp) >= 8) {
+		memcpy(valp, c->stack + (addr - c->sp), 8);
+		return 0;
+	}
+	m = module_of(c, addr);
+	if (m && m->elf) {
+		const void *p = sp_elf_at(m->elf, addr - m->bias, 8);
+
+		if (p) {
+			memcpy(valp, p, 8);
+			return 0;
+		}
+	}
+	/*
+	 * Code we have no bytes of (JIT memory): answer, so that libunwind's
+	 * frame-pointer step believes the address and carries on.
+	 */
+	if (sp_proc_map(c->proc, addr)) {
+		*valp = 0;
+		return 0;
+	}
+	if (addr >= c->sp)
+		c->truncated = 1;
+	return -UNW_EINVAL;
+}
+
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp,
+		      int write, void *arg)
+{
+	struct ctx *c = arg;
+	int i;
+
+	if (write || reg < 0 || reg > UNW_X86_64_RIP)
+		return -UNW_EBADREG;
+	i = c->u->regidx[unw_to_perf[reg]];
+	if (i < 0 || (unsigned)i >= c->nr_regs)
+		return -UNW_EBADREG;
+	*valp = c->regs[i];
+	return 0;
+}
+
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg,
+			unw_fpreg_t *val, int write, void *arg)
+{
+	return -UNW_EINVAL;
+}
+
+static int resume(unw_addr_space_t as, unw_cursor_t *cu, void *arg)
+{
+	return -UNW_EINVAL;
+}
+
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf,
+			 size_t len, unw_word_t *offp, void *arg)
+{
+	return -UNW_EINVAL;
+}
+
+struct sp_unwinder *sp_unwinder_new(struct sp_procs *procs,
+				    const struct sp_raw_header *h)
+{
+	struct sp_unwinder *u = calloc(1, sizeof(*u));
+	int i, n = 0;
+
+	if (!u)
+		return NULL;
+	u->procs = procs;
+	u->stack_size = h->stack_size;
+	for (i = 0; i < PR_MAX; i++)
+		u->regidx[i] = (h->regs_mask >> i) & 1 ? n++ : -1;
+	u->acc.find_proc_info = find_proc_info;
+	u->acc.put_unwind_info = put_unwind_info;
+	u->acc.get_dyn_info_list_addr = get_dyn_info_list_addr;
+	u->acc.access_mem = access_mem;
+	u->acc.access_reg = access_reg;
+	u->acc.access_fpreg = access_fpreg;
+	u->acc.resume = resume;
+	u->acc.get_proc_name = get_proc_name;
+	return u;
+}
+
+void sp_unwinder_free(struct sp_unwinder *u)
+{
+	free(u);
+}
+
+static void as_release(void *data)
+{
+	struct as_slot *s = data;
+
+	unw_destroy_addr_space(s->as);
+	free(s);
+}
+
+static unw_addr_space_t address_space(struct sp_unwinder *u,
+				      struct sp_proc *proc)
+{
+	struct as_slot *s = sp_proc_user(proc);
+
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return NULL;
+		s->as = unw_create_addr_space(&u->acc, 0);
+		if (!s->as) {
+			free(s);
+			return NULL;
+		}
+		unw_set_caching_policy(s->as, UNW_CACHE_GLOBAL);
+		s->generation = sp_proc_generation(proc);
+		sp_proc_set_user(proc, s, as_release);
+	} else if (s->generation != sp_proc_generation(proc)) {
+		/* mappings changed: cached unwind rules may be stale */
+		unw_flush_cache(s->as, 0, 0);
+		s->generation = sp_proc_generation(proc);
+	}
+	return s->as;
+}
+
+int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
+		     struct sp_frames *out)
+{
+	const struct sp_raw_sample *s = v->s;
+	struct ctx c = { 0 };
+	unw_addr_space_t as;
+	unw_cursor_t cur;
+	unw_word_t ip;
+	int r, precise_next = 0;
+
+	out->nr_user = 0;
+	if (!s->nr_regs || u->regidx[PR_SP] < 0 || u->regidx[PR_IP] < 0) {
+		out->end = SP_END_NOREGS;
+		return 0;
+	}
+	c.u = u;
+	c.proc = sp_procs_get(u->procs, s->pid);
+	if (!c.proc)
+		return -ENOMEM;
+	c.regs = v->regs;
+	c.nr_regs = s->nr_regs;
+	c.sp = v->regs[u->regidx[PR_SP]];
+	c.stack = v->stack;
+	c.stack_len = s->stack_len;
+	as = address_space(u, c.proc);
+	if (!as)
+		return -ENOMEM;
+	out->ips[0] = v->regs[u->regidx[PR_IP]];
+	out->flags[0] = SP_FRAME_PRECISE;
+	out->nr_user = 1;
+	if (unw_init_remote(&cur, as, &c) < 0) {
+		out->end = SP_END_ERROR;
+		return 0;
+	}
+	for (;;) {
+		if (out->nr_user == SP_UNWIND_MAX_FRAMES) {
+			out->end = SP_END_DEPTH;
+			return 0;
+		}
+		/* after a signal frame comes an interrupted, exact IP */
+		precise_next = unw_is_signal_frame(&cur) > 0;
+		r = unw_step(&cur);
+		if (r == 0) {
+			out->end = SP_END_ROOT;
+			return 0;
+		}
+		if (r < 0) {
+			out->end = c.truncated ? SP_END_TRUNCATED :
+				   r == -UNW_ENOINFO ? SP_END_NOINFO :
+				   SP_END_ERROR;
+			return 0;
+		}
+		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0) {
+			out->end = SP_END_ROOT;
+			return 0;
+		}
+		out->ips[out->nr_user] = ip;
+		out->flags[out->nr_user] = precise_next ? SP_FRAME_PRECISE : 0;
+		out->nr_user++;
+	}
+}

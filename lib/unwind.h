@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwind.h: DWARF CFI unwinding of raw samples with libunwind's remote API.
+ *
+ * Each process gets one libunwind address space whose accessors read the
+ * sample's registers and stack copy, and everything else (code, unwind
+ * tables) from the ELF files behind its mappings, through the elf cache.
+ * Where no CFI covers an address (JIT code) libunwind is told so with
+ * -UNW_ENOINFO, which makes it step by frame pointer.
+ */
+#ifndef SP_UNWIND_H
+#define SP_UNWIND_H
+
+#include <stdint.h>
+#include "procs.h"
+#include "raw.h"
+#include "unwound.h"
+
+#define SP_UNWIND_MAX_FRAMES 512
+
+struct sp_unwinder;
+
+/* Returns a new unwinder over procs (not owned); NULL when out of memory. */
+struct sp_unwinder *sp_unwinder_new(struct sp_procs *procs,
+				    const struct sp_raw_header *h);
+void sp_unwinder_free(struct sp_unwinder *u);
+
+struct sp_frames {
+	unsigned nr_user;
+	enum sp_unw_end end;
+	uint64_t ips[SP_UNWIND_MAX_FRAMES];	/* leaf first */
+	uint8_t flags[SP_UNWIND_MAX_FRAMES];	/* SP_FRAME_* */
+};
+
+/*
+ * Unwind the user stack of a sample into out.  Returns 0; how far it got is
+ * in out->end.  Returns -ENOMEM only when out of memory.
+ */
+int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
+		     struct sp_frames *out);
+
+#endif

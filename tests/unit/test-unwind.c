@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-unwind: unwind this very process from a snapshot of its registers
+ * and stack, as sp-unwind does for a sample, and check the frames.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "procs.h"
+#include "unwind.h"
+#include "unit.h"
+
+#define STACK_COPY 32768
+
+static uint64_t regs[20];		/* perf order for mask 0xff0fff */
+static uint8_t stack[STACK_COPY];
+static uint32_t stack_len;
+static uint64_t stack_top;
+static volatile int sink;
+
+/*
+ * Registers in perf's order: AX BX CX DX SI DI BP SP IP ... R8..R15 at 12..
+ * The stack is copied word by word, as the kernel does, past the
+ * sanitizer's red zones.
+ */
+__attribute__((noinline, no_sanitize_address)) static void capture(void)
+{
+	uint64_t sp, i;
+
+	__asm__ volatile(
+		"mov %%rbx, 8(%0)\n\t"
+		"mov %%rbp, 48(%0)\n\t"
+		"mov %%rsp, 56(%0)\n\t"
+		"lea 0(%%rip), %%rax\n\t"
+		"mov %%rax, 64(%0)\n\t"
+		"mov %%r12, 128(%0)\n\t"
+		"mov %%r13, 136(%0)\n\t"
+		"mov %%r14, 144(%0)\n\t"
+		"mov %%r15, 152(%0)\n\t"
+		: : "r"(regs) : "rax", "memory");
+	sp = regs[7];
+	stack_len = stack_top - sp < STACK_COPY ? stack_top - sp : STACK_COPY;
+	for (i = 0; i < stack_len; i += 8)
+		*(volatile uint64_t *)(stack + i) = *(volatile uint64_t *)(sp + i);
+}
+
+__attribute__((noinline)) static void chain_c(void)
+{
+	capture();
+	sink++;
+}
+
+__attribute__((noinline)) static void chain_b(void)
+{
+	chain_c();
+	sink++;
+}
+
+__attribute__((noinline)) static void chain_a(void)
+{
+	chain_b();
+	sink++;
+}
+
+/* Replay this process's executable mappings into procs. */
+static void load_maps(struct sp_procs *procs, uint32_t pid)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+		char perm[8], path[4096] = "";
+		union {
+			struct sp_mmap_rec m;
+			uint8_t b[8192];
+		} u;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &lo, &hi,
+			   perm, &off, path) < 4)
+			continue;
+		if (!strcmp(path, "[stack]"))
+			stack_top = hi;
+		if (perm[2] != 'x')
+			continue;
+		memset(&u, 0, sizeof(u));
+		u.m.hdr.type = SP_REC_MMAP;
+		u.m.hdr.size = sp_align8(sizeof(u.m) + strlen(path) + 1);
+		u.m.pid = u.m.tid = pid;
+		u.m.start = lo;
+		u.m.len = hi - lo;
+		u.m.pgoff = off;
+		u.m.prot = PROT_READ | PROT_EXEC;
+		strcpy(u.m.filename, path);
+		CHECK(sp_rec_check_common(&u.m.hdr) == NULL);
+		sp_procs_apply(procs, &u.m.hdr);
+		if (!strcmp(path, "[vdso]")) {
+			struct sp_image_rec *im = malloc(sizeof(*im) + (hi - lo));
+
+			im->hdr.type = SP_REC_IMAGE;
+			im->hdr.size = sp_align8(sizeof(*im) + (hi - lo));
+			im->pid = pid;
+			im->start = lo;
+			im->len = hi - lo;
+			memcpy(im->data, (void *)lo, hi - lo);
+			sp_procs_apply(procs, &im->hdr);
+			free(im);
+		}
+	}
+	fclose(f);
+}
+
+static const char *name_of(struct sp_proc *proc, uint64_t ip)
+{
+	const struct sp_map *m = sp_proc_map(proc, ip);
+	enum sp_sym_origin o;
+	const struct sp_sym *s;
+
+	if (!m || !m->elf)
+		return "?";
+	s = sp_elf_symbol(m->elf, ip - m->bias, &o);
+	return s ? s->name : "?";
+}
+
+static int find_frames(struct sp_proc *proc, const struct sp_frames *f,
+		       const char *const *want, int nwant)
+{
+	unsigned i;
+	int w = 0;
+
+	for (i = 0; i < f->nr_user && w < nwant; i++) {
+		uint64_t ip = f->ips[i] - (f->flags[i] & SP_FRAME_PRECISE ? 0 : 1);
+
+		if (!strcmp(name_of(proc, ip), want[w]))
+			w++;
+	}
+	return w == nwant;
+}
+
+int main(void)
+{
+	static const char *const want[] = {
+		"capture", "chain_c", "chain_b", "chain_a", "main",
+	};
+	struct sp_raw_header h = { .regs_mask = 0xff0fff, .stack_size = 65528 };
+	struct sp_elf_cache *cache = sp_elf_cache_new();
+	struct sp_procs *procs = sp_procs_new(cache);
+	struct sp_unwinder *u = sp_unwinder_new(procs, &h);
+	struct sp_raw_sample s = { .pid = 42, .tid = 42, .nr_regs = 20 };
+	struct sp_raw_sample_view v = { &s, regs, NULL, stack };
+	struct sp_frames *f = malloc(sizeof(*f));
+	struct sp_proc *proc;
+	unsigned opened;
+	int i;
+
+	CHECK(cache && procs && u && f);
+	load_maps(procs, 42);
+	CHECK(stack_top != 0);
+	chain_a();
+	s.stack_len = stack_len;
+	proc = sp_procs_find(procs, 42);
+	CHECK(proc != NULL);
+
+	CHECK(sp_unwind_sample(u, &v, f) == 0);
+	CHECK(f->end == SP_END_ROOT);
+	CHECK(f->nr_user >= 6);
+	CHECK(f->flags[0] == SP_FRAME_PRECISE && f->flags[1] == 0);
+	CHECK(find_frames(proc, f, want, 5));
+	if (!find_frames(proc, f, want, 5))
+		for (i = 0; i < (int)f->nr_user; i++)
+			fprintf(stderr, "  #%d %#llx %s\n", i,
+				(unsigned long long)f->ips[i],
+				name_of(proc, f->ips[i] - (i ? 1 : 0)));
+
+	/* the same sample again: no file is opened a second time */
+	opened = sp_elf_cache_opened(cache);
+	for (i = 0; i < 100; i++)
+		sp_unwind_sample(u, &v, f);
+	CHECK(f->end == SP_END_ROOT);
+	CHECK(sp_elf_cache_opened(cache) == opened);
+
+	/* a stack copy cut short ends as truncated, with the frames so far */
+	s.stack_len = 16;
+	CHECK(sp_unwind_sample(u, &v, f) == 0);
+	CHECK(f->end == SP_END_TRUNCATED);
+	CHECK(f->nr_user >= 1 && f->nr_user < 4);
+
+	/* no registers: nothing to unwind */
+	s.nr_regs = 0;
+	CHECK(sp_unwind_sample(u, &v, f) == 0);
+	CHECK(f->end == SP_END_NOREGS && f->nr_user == 0);
+
+	/*
+	 * A process with no known mappings has no CFI: libunwind may only
+	 * follow frame pointers, and nothing may be read from files.
+	 */
+	s.nr_regs = 20;
+	s.stack_len = stack_len;
+	s.pid = 43;
+	CHECK(sp_unwind_sample(u, &v, f) == 0);
+	CHECK(f->nr_user >= 1);
+	CHECK(sp_elf_cache_opened(cache) == opened);
+
+	free(f);
+	sp_unwinder_free(u);
+	sp_procs_free(procs);
+	sp_elf_cache_free(cache);
+	return unit_done("test-unwind");
+}
