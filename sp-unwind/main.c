@@ -165,7 +165,9 @@ static void open_input(struct state *st)
 		sp_die("cannot open '%s': %s", opt.output, strerror(errno));
 	}
 	uh.ev = st->rh.ev;
-	put(st, &uh, sizeof(uh));
+	r = sp_out_write(st->out, &uh, sizeof(uh));
+	if (r)
+		write_failed(st, r);
 }
 
 int main(int argc, char **argv)
@@ -290,6 +292,7 @@ int main(int argc, char **argv)
 	if (st.sum.lost)
 		status = SP_EXIT_PARTIAL;
 	sp_in_close(st.in);
+	free(st.rec);
 	sp_intern_free(st.stacks);
 	sp_unwinder_free(st.unw);
 	sp_procs_free(st.procs);

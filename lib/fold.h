@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fold.h: folding the symbolized stream into FlameGraph's folded format,
+ * one line per distinct stack: "comm;outer;...;leaf COUNT".
+ *
+ * Each (pid, stack ID) is folded once, when its frames arrive, into an
+ * interned string; a sample then costs a thread lookup and a counter
+ * increment.  Memory grows with distinct stacks and threads, never with the
+ * number of samples.  Names are made safe for flamegraph.pl, which splits
+ * frames on ';' and reads a trailing " <digits>" as the count.
+ */
+#ifndef SP_FOLD_H
+#define SP_FOLD_H
+
+#include <stdint.h>
+
+#include "io.h"
+#include "symtext.h"
+
+#define SP_FOLD_PID	0x1	/* first frame "comm-PID" */
+#define SP_FOLD_TID	0x2	/* first frame "comm-PID/TID" (wins over PID) */
+#define SP_FOLD_HIDDEN	0x4	/* keep frames flagged hidden */
+#define SP_FOLD_WEIGHT	0x8	/* count sample weights, not samples */
+
+struct sp_fold;
+
+/* Returns a new, empty fold with SP_FOLD_* flags; NULL when out of memory. */
+struct sp_fold *sp_fold_new(unsigned flags);
+void sp_fold_free(struct sp_fold *f);
+
+/*
+ * Take one record of the symbolized stream, in stream order: comm lines
+ * name threads, stack and frame lines define stacks, sample lines count.
+ * Other types are ignored.  Returns 0, -ENOMEM, or -EINVAL for a record
+ * that breaks the grammar (sp_fold_error() says how: a frame out of order,
+ * a sample of an undefined stack).
+ */
+int sp_fold_apply(struct sp_fold *f, const struct sp_st_rec *rec);
+
+/* Description of the last -EINVAL, without position. */
+const char *sp_fold_error(const struct sp_fold *f);
+
+/* Samples (or weight) counted so far. */
+uint64_t sp_fold_total(const struct sp_fold *f);
+
+/*
+ * Write the folded lines, sorted by count descending then by stack string
+ * bytewise ascending.  Returns 0, -ENOMEM or -errno of the write.
+ */
+int sp_fold_write(struct sp_fold *f, struct sp_out *out);
+
+/*
+ * Write the n functions with most self samples, then the n with most total
+ * samples (a function counts once per sample even when recursive), as a
+ * table: self, self%, total, total%, function.  Returns as sp_fold_write().
+ */
+int sp_fold_write_top(struct sp_fold *f, struct sp_out *out, unsigned n);
+
+/*
+ * Returns a frame name safe for the folded format, malloc'd (the caller
+ * frees it), NULL when out of memory: ';' becomes ':', control bytes become
+ * spaces, trailing whitespace goes, whitespace before trailing digits
+ * becomes '_', an unresolved "[module]+0x1f0" loses its offset so such
+ * frames of one module merge, an empty name becomes "[unknown]", and kernel,
+ * JIT and inline frames get the suffixes "_[k]", "_[j]", "_[i]".
+ */
+char *sp_fold_name(const char *name, unsigned kind, unsigned origin);
+
+/* Returns a thread name for the first frame (spaces to '_'), malloc'd. */
+char *sp_fold_comm_name(const char *comm);
+
+#endif

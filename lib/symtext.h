@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symtext.h: the symbolized stream, from sp-symbolize to sp-fold and to
+ * anyone with grep, awk or a script.
+ *
+ * It is text on purpose: by the time addresses have become names the data
+ * is small (one line per sample, one block of lines per distinct stack) and
+ * people want to read, filter and join it with the tools they know.  One
+ * record per line, tab-separated fields, a keyword first so a reader can
+ * skip kinds of lines it does not know, and an escape for the three bytes
+ * that would break the framing (tab, newline, backslash).  A field that is
+ * exactly "-" means "absent"; a value that is a lone dash is written "\-".
+ * Stacks are defined once per (pid, id) and samples refer to them, as in the
+ * unwound stream.  docs/streams-text.md is the grammar:
+ *
+ *	stream  = magic-line *record summary-line
+ *	record  = event / comm / stack 1*frame / sample / lost / comment
+ */
+#ifndef SP_SYMTEXT_H
+#define SP_SYMTEXT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "io.h"
+
+#define SP_SYMTEXT_MAGIC "# stackpulse symbolized"
+#define SP_SYMTEXT_VERSION 1
+#define SP_SYMTEXT_LINE_MAX (1u << 20)	/* longest line a reader accepts */
+
+/* What a frame is; the text names are "native", "kernel", ... */
+enum sp_frame_kind {
+	SP_FK_NATIVE = 0,	/* machine code of a mapped file or image */
+	SP_FK_KERNEL,
+	SP_FK_JIT,		/* anonymous executable memory */
+	SP_FK_UNKNOWN,		/* in no mapping at all */
+	SP_FK_INLINE,		/* reserved: an inlined call inside a frame */
+	SP_FK_INTERP,		/* reserved: an interpreter's own frame */
+	SP_FK_MAX
+};
+
+/* Where the function name came from: "symtab", "dynsym", ... "none". */
+enum sp_frame_origin {
+	SP_FO_NONE = 0,
+	SP_FO_SYMTAB,
+	SP_FO_DYNSYM,
+	SP_FO_PERFMAP,
+	SP_FO_VDSO,
+	SP_FO_KALLSYMS,
+	SP_FO_MAX
+};
+
+/* Frame flags */
+#define SP_SYMF_HIDDEN	0x1	/* start-up glue that sp-fold leaves out */
+
+/* One resolved frame.  NULL strings and line 0 are written as "-". */
+struct sp_frame {
+	uint64_t addr;		/* the address as unwound (a return address) */
+	const char *function;	/* never NULL when written */
+	const char *module;	/* mapping path, "[vdso]", "[kernel]", "[anon]" */
+	const char *file;	/* source file */
+	uint32_t line;
+	uint8_t kind;		/* enum sp_frame_kind */
+	uint8_t origin;		/* enum sp_frame_origin */
+	uint16_t flags;		/* SP_SYMF_* */
+};
+
+enum sp_st_type {
+	SP_ST_EVENT = 1,
+	SP_ST_COMM,
+	SP_ST_STACK,
+	SP_ST_FRAME,
+	SP_ST_SAMPLE,
+	SP_ST_LOST,
+	SP_ST_SUMMARY,
+	SP_ST_UNKNOWN,		/* a line of a kind this version does not know */
+};
+
+struct sp_st_event {
+	const char *name;
+	int freq;		/* value is a frequency in Hz, else a period */
+	uint64_t value;
+};
+
+struct sp_st_comm {
+	uint64_t time;
+	uint32_t pid, tid;
+	const char *name;
+	int exec;
+};
+
+struct sp_st_stack {
+	uint32_t pid, id;
+	uint32_t nframes;
+	const char *end;	/* "root", "truncated", ... */
+};
+
+struct sp_st_frame {
+	uint32_t pid, id;
+	uint32_t index;		/* 0 is the leaf */
+	struct sp_frame f;
+};
+
+struct sp_st_sample {
+	uint64_t time;
+	uint32_t pid, tid;
+	uint32_t cpu;
+	uint32_t id;
+	uint64_t weight;
+};
+
+struct sp_st_lost {
+	uint64_t time;
+	uint64_t count;
+};
+
+/* Keys a writer emits; a reader keeps the ones it knows, others are 0. */
+struct sp_st_summary {
+	uint64_t samples, lost, stacks;
+	uint64_t threads, processes;
+	uint64_t duration_ns;
+	uint64_t frames;	/* frame lines written */
+	uint64_t unresolved;	/* of them, with no name (origin none) */
+};
+
+struct sp_st_rec {
+	enum sp_st_type type;
+	union {
+		struct sp_st_event event;
+		struct sp_st_comm comm;
+		struct sp_st_stack stack;
+		struct sp_st_frame frame;
+		struct sp_st_sample sample;
+		struct sp_st_lost lost;
+		struct sp_st_summary summary;
+	} u;
+};
+
+/* Text names of kinds and origins; "?" out of range. */
+const char *sp_frame_kind_name(unsigned kind);
+const char *sp_frame_origin_name(unsigned origin);
+
+/* Write the magic line.  Returns 0 or -errno of the write. */
+int sp_st_write_magic(struct sp_out *out);
+
+/*
+ * Write one record as one line, escaping its strings.  Returns 0, -EINVAL
+ * for a type that cannot be written (SP_ST_UNKNOWN), or -errno of the write.
+ */
+int sp_st_write(struct sp_out *out, const struct sp_st_rec *rec);
+
+/*
+ * Parse one line (without its newline, NUL-terminated, len bytes) in place:
+ * escapes are undone inside line and the strings of *rec point into it.
+ * Returns NULL, or a static description of what is wrong ("bad pid field").
+ * Comment lines are not records: the caller skips lines starting with '#'.
+ */
+const char *sp_st_parse(char *line, size_t len, struct sp_st_rec *rec);
+
+/*
+ * Check a magic line.  Returns 0, -EPROTONOSUPPORT for a later version
+ * (*version set), -EINVAL when it is not a magic line.
+ */
+int sp_st_parse_magic(const char *line, unsigned *version);
+
+struct sp_st_reader;
+
+/*
+ * Read the stream from fp (not owned: the caller closes it); name is copied
+ * for messages.  Returns NULL when out of memory.
+ */
+struct sp_st_reader *sp_st_reader_new(FILE *fp, const char *name);
+void sp_st_reader_free(struct sp_st_reader *r);
+
+/*
+ * Read and check the magic line.  Returns SP_IN_OK, SP_IN_OTHER when the
+ * input is a binary stackpulse stream (sp_st_reader_kind() says which), or
+ * SP_IN_ERROR (sp_st_reader_error()).
+ */
+int sp_st_reader_header(struct sp_st_reader *r);
+
+/* After SP_IN_OTHER: "raw", "unwound", "spool". */
+const char *sp_st_reader_kind(const struct sp_st_reader *r);
+
+/*
+ * Read the next record, skipping comments and (as SP_ST_UNKNOWN, returned)
+ * lines of unknown kinds.  Returns 1 with *rec valid until the next call, 0
+ * at the end of input after the summary line, SP_IN_ERROR on a bad line, a
+ * read error, a line after the summary or an end without one.
+ */
+int sp_st_read(struct sp_st_reader *r, struct sp_st_rec *rec);
+
+/*
+ * Record a problem found by the consumer in the last line: the message
+ * becomes "<what> at line <n> of '<name>'".  Returns SP_IN_ERROR.
+ */
+int sp_st_reader_fail(struct sp_st_reader *r, const char *what);
+
+/* Line number of the last line read, counting from 1. */
+unsigned long sp_st_reader_line(const struct sp_st_reader *r);
+
+/* The last error, one line without the program name. */
+const char *sp_st_reader_error(const struct sp_st_reader *r);
+
+#endif

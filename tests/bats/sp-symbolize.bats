@@ -1,0 +1,266 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# sp-symbolize.bats: unwound streams built byte by byte (by a perl helper
+# below, following lib/stream.h and lib/unwound.h) turned into the
+# symbolized text stream of docs/streams-text.md; options; bad input.
+
+load common
+
+setup_file() {
+	D=$BATS_FILE_TMPDIR
+	cat >"$D/mkstream.pl" <<'EOF_PL'
+# build an unwound stream from a line-based description on stdin
+use strict; use warnings; no warnings "portable";
+binmode STDOUT;
+my %end = (root => 0, truncated => 1, noinfo => 2, error => 3, depth => 4, noregs => 5);
+sub rec { my ($type, $body) = @_; my $n = 8 + length($body); my $pad = (8 - $n % 8) % 8;
+	return pack('LL', $type, $n + $pad) . $body . ("\0" x $pad); }
+sub hx { my $s = shift; return $s =~ /^0x/ ? hex($s) : $s; }
+my $out = '';
+while (my $l = <STDIN>) {
+	chomp $l; next if $l =~ /^\s*(#|$)/;
+	my @f = split ' ', $l;
+	my $k = shift @f;
+	if ($k eq 'header') {	# EVENT freq|period VALUE
+		my ($ev, $mode, $val) = @f;
+		$out .= pack('a8LL', "SPUNWND\0", 1, 88) .
+			pack('LLQQLLQa32', 1, ($mode eq 'freq' ? 1 : 0) | 2, 0, $val, 1, 1, 0, $ev);
+	}
+	elsif ($k eq 'comm') { my ($pid, $tid, $name, $exec) = @f;	# PID TID NAME [exec]
+		$out .= rec(3, pack('QLLLLa16', 1, $pid, $tid, $exec ? 2 : 0, 0, $name)); }
+	elsif ($k eq 'mmap') { my ($pid, $start, $len, $pgoff, $prot, $path) = @f;
+		my $fn = $path . "\0"; $fn .= "\0" x ((8 - length($fn) % 8) % 8);
+		$out .= rec(2, pack('QLLQQQLLQQLLLCa3a24', 1, $pid, $pid, hx($start), hx($len), hx($pgoff),
+			0, 0, 0, 0, $prot, 2, 0, 0, '', '') . $fn); }
+	elsif ($k eq 'fork') { my ($pid, $ppid, $tid, $ptid) = @f;
+		$out .= rec(4, pack('QLLLLLL', 2, $pid, $ppid, $tid, $ptid, 0, 0)); }
+	elsif ($k eq 'lost') { $out .= rec(6, pack('QQQ', 3, 0, $f[0])); }
+	elsif ($k eq 'stack') {	# PID ID END KERNEL-IPS|- USER-IPS|- [FLAG-DIGITS]
+		my ($pid, $id, $e, $k_, $u, $fl) = @f;
+		my @k = $k_ eq '-' ? () : map { hx($_) } split /,/, $k_;
+		my @u = $u eq '-' ? () : map { hx($_) } split /,/, $u;
+		my @fl = defined $fl ? split(//, $fl) : (map { 0 } @u);
+		my $fb = pack('C*', @fl); $fb .= "\0" x ((8 - length($fb) % 8) % 8);
+		$out .= rec(9, pack('LLSSCa3', $pid, $id, scalar @k, scalar @u, $end{$e}, '') .
+			pack('Q*', @k, @u) . $fb); }
+	elsif ($k eq 'sample') { my ($time, $pid, $tid, $id, $w) = @f;
+		$out .= rec(1, pack('QLLLLQ', $time, $pid, $tid, 0, $id, $w // 1000)); }
+	elsif ($k eq 'summary') { $out .= rec(10, pack('Q14', $f[0], 0, $f[1] // 0, 1, 1, 0, 0, 0, (0) x 6)); }
+	else { die "mkstream: unknown keyword $k\n"; }
+}
+print $out;
+EOF_PL
+	# a program whose functions have known addresses: not PIE, bias 0
+	printf '%s\n' 'int __attribute__((noinline)) leaf_fn(int x) { return x * 3; }' \
+		'int main(int c, char **v) { return leaf_fn(c); }' >"$D/prog.c"
+	"${WL_CC:-cc}" -no-pie -O0 -o "$D/prog" "$D/prog.c"
+	printf '%s\n' 'ffffffff81000000 T _stext' 'ffffffff81001000 T do_syscall_64' \
+		'ffffffff81002000 d some_data' $'ffffffffc0000000 t ext4_read\t[ext4]' \
+		>"$D/kallsyms"
+	mkdir -p "$D/maps"
+	printf '7f0000001000 100 py::hot:<stdin>\n' >"$D/maps/perf-100.map"
+}
+
+setup() {
+	[[ -x $SP_SYMBOLIZE ]] || fail "sp-symbolize is not built at $SP_SYMBOLIZE: run make"
+	D=$BATS_FILE_TMPDIR
+	T=$BATS_TEST_TMPDIR
+}
+
+# mkstream OUT: the stream described on stdin (see mkstream.pl's keywords).
+mkstream() {
+	perl "$D/mkstream.pl" >"$1"
+}
+
+# nm_addr NAME: the address of NAME in the test program, as 0x hex.
+nm_addr() {
+	command -v nm >/dev/null || skip "needs nm (binutils)"
+	printf '0x%x' "0x$(nm "$D/prog" | awk -v n="$1" '$3 == n { print $1 }')"
+}
+
+symbolize() {
+	run --separate-stderr "$SP_SYMBOLIZE" --kallsyms "$D/kallsyms" \
+		--perf-map-dir "$D/maps" "$@"
+}
+
+@test "sp-symbolize: options and their exit statuses" {
+	local bad=0 args want where re text
+	while IFS='|' read -r args want where re; do
+		# shellcheck disable=SC2086
+		run --separate-stderr "$SP_SYMBOLIZE" $args </dev/null
+		text=$output
+		[[ $where == stderr ]] && text=$stderr
+		if ((status != want)); then
+			echo "# sp-symbolize $args: exit $status, want $want ($stderr)"
+		elif ! [[ $text =~ $re ]]; then
+			echo "# sp-symbolize $args: $where does not match /$re/: $text"
+		else
+			continue
+		fi
+		bad=$((bad + 1))
+	done <<'EOF_CASES'
+-h|0|stdout|^usage: sp-symbolize .*Exit status
+--help|0|stdout|--perf-map-dir DIR
+-V|0|stdout|^sp-symbolize [0-9]+\.[0-9]+
+--bogus|64|stderr|try 'sp-symbolize --help'
+-o|64|stderr|requires an argument
+a b|64|stderr|^sp-symbolize: too many arguments
+/nonexistent/in.unw|2|stderr|^sp-symbolize: cannot open '/nonexistent/in.unw': No such file
+EOF_CASES
+	((bad == 0)) || fail "$bad option cases failed"
+}
+
+@test "sp-symbolize names ELF, kernel, perf-map and unmapped frames" {
+	local leaf main start
+	leaf=$(nm_addr leaf_fn) main=$(nm_addr main) start=$(nm_addr _start)
+	mkstream "$T/in.unw" <<EOF_IN
+header cpu-clock freq 99
+comm 100 100 prog exec
+fork 100 100 101 100
+mmap 100 0x400000 0x10000 0 5 $D/prog
+stack 100 1 root 0xffffffff81001010,0xffffffffc0000010 $((leaf + 2)),$((main + 8)),$((start + 4)),0x7f0000001010,0x12345 10000
+sample 11 100 100 1
+sample 12 100 101 1
+stack 100 2 noregs 0x10 -
+sample 13 100 101 2
+lost 7
+summary 3 2
+EOF_IN
+	tab=$'\t'
+	sed "s/ *| */$tab/g" >"$T/want" <<EOF_WANT
+# stackpulse symbolized 1
+event | cpu-clock | freq | 99
+comm | 1 | 100 | 100 | prog | exec
+comm | 2 | 100 | 101 | prog | -
+stack | 100 | 1 | 7 | root
+frame | 100 | 1 | 0 | kernel | kallsyms | - | 0xffffffff81001010 | do_syscall_64 | [kernel] | - | -
+frame | 100 | 1 | 1 | kernel | kallsyms | - | 0xffffffffc0000010 | ext4_read | [ext4] | - | -
+frame | 100 | 1 | 2 | native | symtab | - | $(printf 0x%x $((leaf + 2))) | leaf_fn | $D/prog | - | -
+frame | 100 | 1 | 3 | native | symtab | - | $(printf 0x%x $((main + 8))) | main | $D/prog | - | -
+frame | 100 | 1 | 4 | native | symtab | hidden | $(printf 0x%x $((start + 4))) | _start | $D/prog | - | -
+frame | 100 | 1 | 5 | jit | perf-map | - | 0x7f0000001010 | py::hot:<stdin> | - | - | -
+frame | 100 | 1 | 6 | unknown | none | - | 0x12345 | [unknown] | - | - | -
+sample | 11 | 100 | 100 | 0 | 1000 | 1
+sample | 12 | 100 | 101 | 0 | 1000 | 1
+stack | 100 | 2 | 1 | noregs
+frame | 100 | 2 | 0 | kernel | none | - | 0x10 | [kernel] | [kernel] | - | -
+sample | 13 | 100 | 101 | 0 | 1000 | 2
+lost | 3 | 7
+summary | samples=3 | lost=0 | stacks=2 | threads=1 | processes=1 | duration_ns=0 | frames=8 | unresolved=2
+EOF_WANT
+	symbolize -o "$T/out" "$T/in.unw"
+	assert_success
+	[[ -z $stderr ]] || fail "unexpected stderr: $stderr"
+	diff -u "$T/want" "$T/out"
+
+	run_io "$SP_FOLD" "$T/out" "$T/folded"
+	assert_success
+	cat >"$T/want.folded" <<'EOF_WANT'
+prog;[unknown];py::hot:<stdin>_[j];main;leaf_fn;ext4_read_[k];do_syscall_64_[k] 2
+prog;[kernel]_[k] 1
+EOF_WANT
+	diff -u "$T/want.folded" "$T/folded"
+}
+
+@test "sp-symbolize without kernel symbols: [kernel] frames, a warning, exit 1" {
+	mkstream "$T/in.unw" <<'EOF_IN'
+header cpu-clock freq 99
+stack 5 1 noregs 0xffffffff81001010 -
+sample 1 5 5 1
+summary 1 1
+EOF_IN
+	printf '0000000000000000 T do_syscall_64\n' >"$T/zero"
+	run --separate-stderr "$SP_SYMBOLIZE" --kallsyms "$T/zero" "$T/in.unw"
+	assert_failure 1
+	[[ $stderr =~ ^sp-symbolize:\ no\ kernel\ symbols\ in\ .*1\ kernel\ frames\ are\ \[kernel\]$ ]] ||
+		fail "stderr: $stderr"
+	assert_line --partial $'kernel\tnone\t-\t0xffffffff81001010\t[kernel]'
+}
+
+@test "sp-symbolize stops quietly when its reader goes away" {
+	{
+		echo 'header cpu-clock freq 99'
+		for ((i = 1; i <= 2000; i++)); do
+			echo "stack 9 $i root - 0x$((1000 + i))"
+		done
+		echo 'summary 0 2000'
+	} | mkstream "$T/in.unw"
+	run bash -c '"$1" "$2" | head -n 1 >/dev/null; echo "status=${PIPESTATUS[0]}"' _ "$SP_SYMBOLIZE" "$T/in.unw"
+	assert_output 'status=0'
+}
+
+@test "sp-symbolize refuses bad input with the byte and exit 2" {
+	local bad=0 name re
+	: >"$T/empty"
+	printf 'NOTMAGIC\1\0\0\0\130\0\0\0' >"$T/magic"
+	printf 'SPRAW\0\0\0\1\0\0\0\20\0\0\0' >"$T/raw"
+	printf '# stackpulse symbolized 1\nsummary\tsamples=0\n' >"$T/symbolized"
+	mkstream "$T/good" <<'EOF_IN'
+header cpu-clock freq 99
+comm 5 5 x
+stack 5 1 root - 0x1000
+sample 1 5 5 1
+summary 1 1
+EOF_IN
+	# header 88 bytes, COMM 48 at 88, STACK 40 at 136, SAMPLE 40 at 176,
+	# SUMMARY 120 at 216
+	cp "$T/good" "$T/future"
+	put_le32 "$T/future" 8 99
+	head -c 40 "$T/good" >"$T/short-header"
+	head -c 92 "$T/good" >"$T/short-record-header"
+	head -c 160 "$T/good" >"$T/short-record"
+	cp "$T/good" "$T/lying-size"
+	put_le32 "$T/lying-size" 92 $((0xfffff8))
+	cp "$T/good" "$T/unaligned"
+	put_le32 "$T/unaligned" 92 52
+	cp "$T/good" "$T/stack-short"
+	put_le32 "$T/stack-short" 140 24
+	cp "$T/good" "$T/comm-short"
+	put_le32 "$T/comm-short" 92 8
+	head -c 216 "$T/good" >"$T/no-summary"
+	mkstream "$T/undefined" <<'EOF_IN'
+header cpu-clock freq 99
+stack 5 1 root - 0x1000
+sample 1 5 5 2
+summary 1 1
+EOF_IN
+	mkstream "$T/after" <<'EOF_IN'
+header cpu-clock freq 99
+summary 0 0
+lost 1
+EOF_IN
+	head -c 4096 /dev/urandom >"$T/random"
+	while IFS='|' read -r name re; do
+		run --separate-stderr "$SP_SYMBOLIZE" --kallsyms /dev/null <"$T/$name"
+		if ((status != 2)); then
+			echo "# $name: exit $status, want 2 ($stderr)"
+		elif ((${#stderr_lines[@]} != 1)); then
+			echo "# $name: want one line on stderr: $stderr"
+		elif ! [[ $stderr =~ ^sp-symbolize:\ $re ]]; then
+			echo "# $name: stderr does not match /$re/: $stderr"
+		elif grep -qE 'AddressSanitizer|runtime error' <<<"$stderr"; then
+			echo "# $name: sanitizer report: $stderr"
+		else
+			continue
+		fi
+		bad=$((bad + 1))
+	done <<'EOF_CASES'
+empty|empty input.* at byte 0 of 'stdin'
+magic|not a unwound stream \(bad magic\) at byte 0 of 'stdin'
+raw|'stdin' is a raw stream: pipe it into sp-unwind
+symbolized|'stdin' is a symbolized stream: pipe it into sp-fold
+future|unwound stream version 99 .*at byte 8 of 'stdin'
+short-header|truncated stream header.* of 'stdin'
+short-record-header|truncated record header.* at byte 88 of 'stdin'
+short-record|truncated record.* at byte 136 of 'stdin'
+lying-size|truncated record.* at byte 88 of 'stdin'
+unaligned|bad record size 52.* at byte 88 of 'stdin'
+stack-short|STACK frames exceed its record size at byte 136 of 'stdin'
+comm-short|COMM record too short at byte 88 of 'stdin'
+no-summary|truncated stream: no SUMMARY record at byte 216 of 'stdin'
+undefined|SAMPLE of undefined stack 5/2 at byte 128 of 'stdin'
+after|record after the SUMMARY record at byte 208 of 'stdin'
+random|.*'stdin'
+EOF_CASES
+	((bad == 0)) || fail "$bad bad-input cases failed"
+}

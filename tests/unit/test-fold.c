@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/* test-fold.c: name sanitising, folding, sorting and prefixes. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fold.h"
+#include "unit.h"
+
+static char tmp[] = "/tmp/test-fold.XXXXXX";
+
+static void check_name(const char *in, unsigned kind, unsigned origin,
+		       const char *want, int line)
+{
+	char *got = sp_fold_name(in, kind, origin);
+
+	if (got && !strcmp(got, want)) {
+		unit_pass++;
+	} else {
+		unit_fail++;
+		fprintf(stderr, "%s:%d: sp_fold_name('%s') = '%s', want '%s'\n",
+			__FILE__, line, in ? in : "(null)", got ? got : "(null)",
+			want);
+	}
+	free(got);
+}
+
+#define NAME(in, kind, origin, want) check_name(in, kind, origin, want, __LINE__)
+
+static void test_names(void)
+{
+	NAME("a;b", SP_FK_NATIVE, SP_FO_SYMTAB, "a:b");
+	NAME("foo 12", SP_FK_NATIVE, SP_FO_SYMTAB, "foo_12");
+	NAME("foo  12", SP_FK_NATIVE, SP_FO_SYMTAB, "foo__12");
+	NAME("foo 1.5", SP_FK_NATIVE, SP_FO_SYMTAB, "foo_1.5");
+	NAME("v 2 ", SP_FK_NATIVE, SP_FO_SYMTAB, "v_2");
+	NAME("foo12", SP_FK_NATIVE, SP_FO_SYMTAB, "foo12");
+	NAME("12", SP_FK_NATIVE, SP_FO_SYMTAB, "12");
+	NAME("x\t", SP_FK_NATIVE, SP_FO_SYMTAB, "x");
+	NAME("a\tb\nc", SP_FK_NATIVE, SP_FO_SYMTAB, "a b c");
+	NAME("", SP_FK_NATIVE, SP_FO_SYMTAB, "[unknown]");
+	NAME(NULL, SP_FK_NATIVE, SP_FO_NONE, "[unknown]");
+	NAME("   ", SP_FK_NATIVE, SP_FO_SYMTAB, "[unknown]");
+	NAME("operator() (int)", SP_FK_NATIVE, SP_FO_SYMTAB, "operator() (int)");
+	NAME("do_syscall_64", SP_FK_KERNEL, SP_FO_KALLSYMS, "do_syscall_64_[k]");
+	NAME("", SP_FK_KERNEL, SP_FO_NONE, "[unknown]_[k]");
+	NAME("py::hot:<stdin>", SP_FK_JIT, SP_FO_PERFMAP, "py::hot:<stdin>_[j]");
+	NAME("LazyCompile:~fib /x.js:1", SP_FK_JIT, SP_FO_PERFMAP,
+	     "LazyCompile:~fib /x.js:1_[j]");
+	NAME("JS fn 7", SP_FK_JIT, SP_FO_PERFMAP, "JS fn_7_[j]");
+	NAME("inl", SP_FK_INLINE, SP_FO_SYMTAB, "inl_[i]");
+	NAME("[libz.so.1]+0x1f0", SP_FK_NATIVE, SP_FO_NONE, "[libz.so.1]");
+	NAME("[libz.so.1]+0x1f0", SP_FK_NATIVE, SP_FO_SYMTAB, "[libz.so.1]+0x1f0");
+	NAME("[vdso]+0xg", SP_FK_NATIVE, SP_FO_NONE, "[vdso]+0xg");
+	NAME("f+0x10", SP_FK_NATIVE, SP_FO_NONE, "f+0x10");
+}
+
+static void test_comm_names(void)
+{
+	char *s;
+
+	s = sp_fold_comm_name("my prog");
+	CHECK_STR(s, "my_prog");
+	free(s);
+	s = sp_fold_comm_name("a;b\tc");
+	CHECK_STR(s, "a:b_c");
+	free(s);
+	s = sp_fold_comm_name("");
+	CHECK_STR(s, "[unknown]");
+	free(s);
+}
+
+/* Feed symbolized text (without magic) to a fold; returns its output. */
+static char *fold_text(unsigned flags, const char *text, unsigned top,
+		       const char **err)
+{
+	static char errbuf[256];
+	char *copy = strdup(text), *line, *save = NULL, *buf;
+	struct sp_fold *f = sp_fold_new(flags);
+	struct sp_out *out;
+	struct sp_st_rec rec;
+	FILE *fp;
+	long len;
+	int r = 0;
+
+	*err = NULL;
+	for (line = strtok_r(copy, "\n", &save); line && !r;
+	     line = strtok_r(NULL, "\n", &save)) {
+		const char *e = sp_st_parse(line, strlen(line), &rec);
+
+		if (e) {
+			snprintf(errbuf, sizeof(errbuf), "parse: %s", e);
+			*err = errbuf;
+			break;
+		}
+		r = sp_fold_apply(f, &rec);
+		if (r) {
+			snprintf(errbuf, sizeof(errbuf), "%s", sp_fold_error(f));
+			*err = errbuf;
+		}
+	}
+	free(copy);
+	out = sp_out_open(tmp, 0);
+	if (top)
+		CHECK(sp_fold_write_top(f, out, top) == 0);
+	else
+		CHECK(sp_fold_write(f, out) == 0);
+	CHECK(sp_out_close(out) == 0);
+	sp_fold_free(f);
+	fp = fopen(tmp, "r");
+	fseek(fp, 0, SEEK_END);
+	len = ftell(fp);
+	rewind(fp);
+	buf = calloc(1, (size_t)len + 1);
+	CHECK(fread(buf, 1, (size_t)len, fp) == (size_t)len);
+	fclose(fp);
+	return buf;
+}
+
+static const char two_procs[] =
+	"comm\t0\t10\t10\tmy prog\texec\n"
+	"comm\t0\t10\t11\tworker\t-\n"
+	"comm\t0\t20\t20\tmy prog\t-\n"
+	"stack\t10\t1\t3\troot\n"
+	"frame\t10\t1\t0\tnative\tsymtab\t-\t0x3\tleaf\t/x\t-\t-\n"
+	"frame\t10\t1\t1\tnative\tsymtab\t-\t0x2\tmain\t/x\t-\t-\n"
+	"frame\t10\t1\t2\tnative\tsymtab\thidden\t0x1\t_start\t/x\t-\t-\n"
+	"stack\t20\t1\t2\troot\n"
+	"frame\t20\t1\t0\tnative\tsymtab\t-\t0x3\tleaf\t/x\t-\t-\n"
+	"frame\t20\t1\t1\tnative\tsymtab\t-\t0x2\tmain\t/x\t-\t-\n"
+	"stack\t20\t2\t1\troot\n"
+	"frame\t20\t2\t0\tnative\tsymtab\t-\t0x2\tmain\t/x\t-\t-\n"
+	"stack\t10\t2\t0\tnoregs\n"
+	"sample\t1\t10\t10\t0\t5\t1\n"
+	"sample\t2\t20\t20\t0\t5\t1\n"
+	"sample\t3\t10\t11\t0\t5\t1\n"
+	"sample\t4\t20\t20\t0\t5\t2\n"
+	"sample\t5\t20\t20\t0\t5\t2\n"
+	"sample\t6\t10\t12\t0\t5\t2\n"
+	"sample\t6\t30\t30\t0\t5\t1\n"
+	"summary\tsamples=7\n";
+
+static void test_fold(void)
+{
+	const char *err;
+	char *s;
+
+	/* 30/1 was never defined: stop there, print what came before */
+	s = fold_text(0, two_procs, 0, &err);
+	CHECK_STR(err, "sample of undefined stack 30/1");
+	/* same comm and stack in two processes merge; ties sort bytewise,
+	 * a stack before its extensions */
+	CHECK_STR(s, "my_prog;main 2\n"
+		     "my_prog;main;leaf 2\n"
+		     "my_prog 1\n"
+		     "worker;main;leaf 1\n");
+	free(s);
+
+	s = fold_text(SP_FOLD_PID, two_procs, 0, &err);
+	CHECK_STR(s, "my_prog-20;main 2\n"
+		     "my_prog-10 1\n"
+		     "my_prog-10;main;leaf 1\n"
+		     "my_prog-20;main;leaf 1\n"
+		     "worker-10;main;leaf 1\n");
+	free(s);
+
+	s = fold_text(SP_FOLD_TID | SP_FOLD_PID | SP_FOLD_HIDDEN, two_procs, 0, &err);
+	CHECK_STR(s, "my_prog-20/20;main 2\n"
+		     "my_prog-10/10;_start;main;leaf 1\n"
+		     "my_prog-10/12 1\n"
+		     "my_prog-20/20;main;leaf 1\n"
+		     "worker-10/11;_start;main;leaf 1\n");
+	free(s);
+
+	s = fold_text(SP_FOLD_WEIGHT, two_procs, 0, &err);
+	CHECK_STR(s, "my_prog;main 10\n"
+		     "my_prog;main;leaf 10\n"
+		     "my_prog 5\n"
+		     "worker;main;leaf 5\n");
+	free(s);
+}
+
+static void test_sorting(void)
+{
+	static const char text[] =
+		"comm\t0\t1\t1\tp\t-\n"
+		"stack\t1\t1\t1\troot\n"
+		"frame\t1\t1\t0\tnative\tsymtab\t-\t0x1\tb\t-\t-\t-\n"
+		"stack\t1\t2\t1\troot\n"
+		"frame\t1\t2\t0\tnative\tsymtab\t-\t0x1\tB\t-\t-\t-\n"
+		"stack\t1\t3\t1\troot\n"
+		"frame\t1\t3\t0\tnative\tsymtab\t-\t0x1\ta\t-\t-\t-\n"
+		"stack\t1\t4\t1\troot\n"
+		"frame\t1\t4\t0\tkernel\tkallsyms\t-\t0x1\tk\t-\t-\t-\n"
+		"sample\t1\t1\t1\t0\t1\t1\n"
+		"sample\t1\t1\t1\t0\t1\t2\n"
+		"sample\t1\t1\t1\t0\t1\t3\n"
+		"sample\t1\t1\t1\t0\t1\t4\n"
+		"sample\t1\t1\t1\t0\t1\t4\n"
+		"sample\t1\t1\t1\t0\t1\t4\n"
+		"summary\tsamples=6\n";
+	const char *err;
+	char *s = fold_text(0, text, 0, &err);
+
+	CHECK(err == NULL);
+	CHECK_STR(s, "p;k_[k] 3\np;B 1\np;a 1\np;b 1\n");
+	free(s);
+}
+
+static void test_grammar_errors(void)
+{
+	const char *err;
+	char *s;
+
+	s = fold_text(0, "frame\t1\t1\t0\tnative\tsymtab\t-\t0x1\tb\t-\t-\t-\n", 0, &err);
+	CHECK_STR(err, "frame line without its stack line");
+	free(s);
+	s = fold_text(0, "stack\t1\t1\t2\troot\n"
+		      "frame\t1\t1\t1\tnative\tsymtab\t-\t0x1\tb\t-\t-\t-\n", 0, &err);
+	CHECK_STR(err, "frame 1/1 #1 out of order: expected 1/1 #0");
+	free(s);
+	s = fold_text(0, "stack\t1\t1\t2\troot\n"
+		      "frame\t1\t1\t0\tnative\tsymtab\t-\t0x1\tb\t-\t-\t-\n"
+		      "sample\t1\t1\t1\t0\t1\t1\n", 0, &err);
+	CHECK_STR(err, "stack 1/1 ends after 1 of its 2 frames");
+	free(s);
+	/* a thread nobody named */
+	s = fold_text(0, "stack\t1\t1\t0\troot\nsample\t1\t1\t2\t0\t1\t1\n", 0, &err);
+	CHECK(err == NULL);
+	CHECK_STR(s, "[unknown] 1\n");
+	free(s);
+}
+
+static void test_top(void)
+{
+	static const char text[] =
+		"comm\t0\t1\t1\tp\t-\n"
+		"stack\t1\t1\t4\troot\n"
+		"frame\t1\t1\t0\tnative\tsymtab\t-\t0x1\tfib\t-\t-\t-\n"
+		"frame\t1\t1\t1\tnative\tsymtab\t-\t0x1\tfib\t-\t-\t-\n"
+		"frame\t1\t1\t2\tnative\tsymtab\t-\t0x1\tfib\t-\t-\t-\n"
+		"frame\t1\t1\t3\tnative\tsymtab\t-\t0x1\tmain\t-\t-\t-\n"
+		"stack\t1\t2\t2\troot\n"
+		"frame\t1\t2\t0\tnative\tsymtab\t-\t0x1\twork\t-\t-\t-\n"
+		"frame\t1\t2\t1\tnative\tsymtab\t-\t0x1\tmain\t-\t-\t-\n"
+		"sample\t1\t1\t1\t0\t1\t1\n"
+		"sample\t1\t1\t1\t0\t1\t1\n"
+		"sample\t1\t1\t1\t0\t1\t1\n"
+		"sample\t1\t1\t1\t0\t1\t2\n"
+		"summary\tsamples=4\n";
+	const char *err;
+	char *s = fold_text(0, text, 2, &err);
+
+	CHECK(err == NULL);
+	CHECK_STR(s, "# top 2 by self, of 4 samples\n"
+		     "      self   self%      total  total%  function\n"
+		     "         3  75.00%          3  75.00%  fib\n"
+		     "         1  25.00%          1  25.00%  work\n"
+		     "\n"
+		     "# top 2 by total, of 4 samples\n"
+		     "      self   self%      total  total%  function\n"
+		     "         0   0.00%          4 100.00%  main\n"
+		     "         3  75.00%          3  75.00%  fib\n");
+	free(s);
+}
+
+int main(void)
+{
+	int fd = mkstemp(tmp);
+
+	CHECK(fd >= 0);
+	close(fd);
+	test_names();
+	test_comm_names();
+	test_fold();
+	test_sorting();
+	test_grammar_errors();
+	test_top();
+	unlink(tmp);
+	return unit_done("test-fold");
+}

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+/* test-symbolize.c: ELF, perf-map and kallsyms lookups, hidden frames, names. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "symbolize.h"
+#include "unit.h"
+
+int main(void);
+
+static char dir[] = "/tmp/test-symbolize.XXXXXX";
+static char path[4200];
+
+/* A function of this executable, to be found in its .symtab. */
+__attribute__((noinline)) int sp_test_target(int x);
+__attribute__((noinline)) int sp_test_target(int x)
+{
+	return x * 7 + 1;
+}
+
+static void write_file(const char *name, const char *text, const char *mode)
+{
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fp = fopen(path, mode);
+	CHECK(fp != NULL);
+	if (!fp)
+		return;
+	fputs(text, fp);
+	fclose(fp);
+}
+
+/* Replay this process's executable file mappings as MMAP records. */
+static void load_self(struct sp_procs *procs, uint32_t pid)
+{
+	char line[4600];
+	FILE *fp = fopen("/proc/self/maps", "r");
+	union {
+		struct sp_mmap_rec m;
+		char buf[sizeof(struct sp_mmap_rec) + 4104];
+	} u;
+
+	CHECK(fp != NULL);
+	while (fp && fgets(line, sizeof(line), fp)) {
+		unsigned long long start, end, off;
+		char perms[8], file[4096] = "";
+		size_t n;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &start,
+			   &end, perms, &off, file) < 4 || perms[2] != 'x' ||
+		    file[0] != '/')
+			continue;
+		memset(&u, 0, sizeof(u));
+		n = strlen(file) + 1;
+		u.m.hdr.type = SP_REC_MMAP;
+		u.m.hdr.size = sp_align8(sizeof(u.m) + n);
+		u.m.pid = u.m.tid = pid;
+		u.m.start = start;
+		u.m.len = end - start;
+		u.m.pgoff = off;
+		u.m.prot = PROT_READ | PROT_EXEC;
+		u.m.mflags = MAP_PRIVATE;
+		memcpy(u.m.filename, file, n);
+		CHECK(sp_rec_check_common(&u.m.hdr) == NULL);
+		CHECK(sp_procs_apply(procs, &u.m.hdr) == 0);
+	}
+	if (fp)
+		fclose(fp);
+}
+
+static void test_elf(struct sp_symbolizer *s, struct sp_procs *procs)
+{
+	uint64_t fn = (uint64_t)(uintptr_t)&sp_test_target;
+	uint32_t pid = (uint32_t)getpid();
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct sp_frame f;
+
+	CHECK(n > 0);
+	exe[n > 0 ? n : 0] = 0;
+	load_self(procs, pid);
+	CHECK(sp_symbolize_user(s, pid, fn, 1, &f) == 0);
+	CHECK_STR(f.function, "sp_test_target");
+	CHECK_STR(f.module, exe);
+	CHECK(f.kind == SP_FK_NATIVE && f.origin == SP_FO_SYMTAB);
+	CHECK(f.addr == fn && f.flags == 0);
+	/* a return address just past the function's first byte */
+	CHECK(sp_symbolize_user(s, pid, fn + 1, 0, &f) == 0);
+	CHECK_STR(f.function, "sp_test_target");
+	/* again: from the cache, same answer */
+	CHECK(sp_symbolize_user(s, pid, fn + 1, 0, &f) == 0);
+	CHECK_STR(f.function, "sp_test_target");
+	CHECK(sp_symbolize_user(s, pid, (uint64_t)(uintptr_t)&main, 1, &f) == 0);
+	CHECK_STR(f.function, "main");
+	CHECK(sp_symbolize_user(s, pid, (uint64_t)(uintptr_t)&main, 0, &f) == 0);
+	CHECK(strcmp(f.function, "main") != 0);	/* the byte before main */
+	/* a libc function ASan does not wrap: .symtab or .dynsym */
+	CHECK(sp_symbolize_user(s, pid, (uint64_t)(uintptr_t)&getppid, 1, &f) == 0);
+	CHECK(f.origin == SP_FO_SYMTAB || f.origin == SP_FO_DYNSYM);
+	CHECK(strstr(f.module, "libc") != NULL);
+	(void)sp_test_target(1);
+}
+
+static void test_perf_map(struct sp_symbolizer *s)
+{
+	struct sp_frame f;
+
+	/* pid 4000000 has no mappings: the perf map is all there is */
+	write_file("perf-4000000.map",
+		   "1000 100 py::hot:<stdin>\n"
+		   "bad line\n"
+		   "2000 10 LazyCompile:~fib /x.js:3\n"
+		   "1080 10 shadowed later\n", "w");
+	CHECK(sp_symbolize_user(s, 4000000, 0x1010, 1, &f) == 0);
+	CHECK_STR(f.function, "py::hot:<stdin>");
+	CHECK(f.kind == SP_FK_JIT && f.origin == SP_FO_PERFMAP);
+	CHECK(f.module == NULL);
+	CHECK(sp_symbolize_user(s, 4000000, 0x2005, 1, &f) == 0);
+	CHECK_STR(f.function, "LazyCompile:~fib /x.js:3");
+	CHECK(sp_symbolize_user(s, 4000000, 0x1085, 1, &f) == 0);
+	CHECK_STR(f.function, "shadowed later");
+	/* a return address one past the end still belongs to the entry */
+	CHECK(sp_symbolize_user(s, 4000000, 0x1100, 0, &f) == 0);
+	CHECK_STR(f.function, "py::hot:<stdin>");
+	CHECK(sp_symbolize_user(s, 4000000, 0x1100, 1, &f) == 0);
+	CHECK_STR(f.function, "[unknown]");
+	CHECK(f.kind == SP_FK_UNKNOWN && f.origin == SP_FO_NONE);
+	/* the JIT appends; a miss rereads the grown file */
+	write_file("perf-4000000.map", "3000 20 late_fn\n", "a");
+	CHECK(sp_symbolize_user(s, 4000000, 0x3010, 1, &f) == 0);
+	CHECK_STR(f.function, "late_fn");
+	CHECK(sp_symbolize_user(s, 4000000, 0x1010, 1, &f) == 0);
+	CHECK_STR(f.function, "py::hot:<stdin>");
+	/* no perf map at all */
+	CHECK(sp_symbolize_user(s, 4000001, 0x1010, 1, &f) == 0);
+	CHECK_STR(f.function, "[unknown]");
+	unlink(path);
+}
+
+static void test_kernel(struct sp_procs *procs)
+{
+	struct sp_symbolize_stats st;
+	struct sp_symbolizer *s;
+	struct sp_frame f;
+
+	write_file("kallsyms",
+		   "ffffffff81001000 T do_syscall_64\n"
+		   "ffffffff81000000 T _stext\n"
+		   "ffffffff81002000 d some_data\n"
+		   "ffffffff81003000 t helper\n"
+		   "ffffffffc0000000 t ext4_read\t[ext4]\n", "w");
+	s = sp_symbolizer_new(procs);
+	CHECK(sp_symbolizer_set_kallsyms(s, path) == 0);
+	CHECK(sp_symbolize_kernel(s, 0xffffffff81001010, 1, &f) == 0);
+	CHECK_STR(f.function, "do_syscall_64");
+	CHECK_STR(f.module, "[kernel]");
+	CHECK(f.kind == SP_FK_KERNEL && f.origin == SP_FO_KALLSYMS);
+	/* data symbols are not functions */
+	CHECK(sp_symbolize_kernel(s, 0xffffffff81002010, 1, &f) == 0);
+	CHECK_STR(f.function, "do_syscall_64");
+	/* a return address at the start of helper was a call in the one before */
+	CHECK(sp_symbolize_kernel(s, 0xffffffff81003000, 0, &f) == 0);
+	CHECK_STR(f.function, "do_syscall_64");
+	CHECK(sp_symbolize_kernel(s, 0xffffffffc0000004, 1, &f) == 0);
+	CHECK_STR(f.function, "ext4_read");
+	CHECK_STR(f.module, "[ext4]");
+	CHECK(sp_symbolize_kernel(s, 0x1000, 1, &f) == 0);
+	CHECK_STR(f.function, "[kernel]");
+	CHECK(f.origin == SP_FO_NONE);
+	sp_symbolizer_stats(s, &st);
+	CHECK(st.no_kallsyms == 0 && st.unresolved == 1 && st.frames == 5);
+	sp_symbolizer_free(s);
+	unlink(path);
+
+	/* kptr_restrict: every address is zero */
+	write_file("kallsyms", "0000000000000000 T do_syscall_64\n"
+		   "0000000000000000 t helper\n", "w");
+	s = sp_symbolizer_new(procs);
+	CHECK(sp_symbolizer_set_kallsyms(s, path) == 0);
+	CHECK(sp_symbolize_kernel(s, 0xffffffff81001010, 1, &f) == 0);
+	CHECK_STR(f.function, "[kernel]");
+	CHECK(f.kind == SP_FK_KERNEL && f.origin == SP_FO_NONE);
+	sp_symbolizer_stats(s, &st);
+	CHECK(st.no_kallsyms == 1);
+	sp_symbolizer_free(s);
+	unlink(path);
+
+	s = sp_symbolizer_new(procs);
+	CHECK(sp_symbolizer_set_kallsyms(s, "/nonexistent/kallsyms") == 0);
+	CHECK(sp_symbolize_kernel(s, 0xffffffff81001010, 1, &f) == 0);
+	CHECK_STR(f.function, "[kernel]");
+	sp_symbolizer_free(s);
+}
+
+static void test_hidden(void)
+{
+	CHECK(sp_symbol_hidden("_start"));
+	CHECK(sp_symbol_hidden("__libc_start_main"));
+	CHECK(sp_symbol_hidden("__libc_start_main_impl"));
+	CHECK(sp_symbol_hidden("__libc_start_call_main"));
+	CHECK(sp_symbol_hidden("start_thread"));
+	CHECK(sp_symbol_hidden("clone"));
+	CHECK(sp_symbol_hidden("clone3"));
+	CHECK(!sp_symbol_hidden("main"));
+	CHECK(!sp_symbol_hidden("_start_x"));
+}
+
+static void test_threads(struct sp_symbolizer *s)
+{
+	struct sp_comm_rec c = { .hdr = { SP_REC_COMM, sizeof(c) }, .time = 5,
+		.pid = 500, .tid = 500, .flags = SP_COMM_EXEC };
+	struct sp_task_rec t = { .hdr = { SP_REC_FORK, sizeof(t) }, .time = 6,
+		.pid = 500, .ppid = 500, .tid = 501, .ptid = 500 };
+	struct sp_st_comm comm;
+
+	strcpy(c.comm, "server");
+	CHECK(sp_symbolizer_apply(s, &c.hdr, &comm) == 1);
+	CHECK_STR(comm.name, "server");
+	CHECK(comm.exec == 1 && comm.time == 5 && comm.tid == 500);
+	CHECK(sp_symbolizer_apply(s, &t.hdr, &comm) == 1);
+	CHECK_STR(comm.name, "server");
+	CHECK(comm.pid == 500 && comm.tid == 501 && comm.exec == 0);
+	/* the thread renames itself; its child inherits the new name */
+	c.tid = 501;
+	c.flags = 0;
+	strcpy(c.comm, "io worker");
+	CHECK(sp_symbolizer_apply(s, &c.hdr, &comm) == 1);
+	t.tid = 502;
+	t.ptid = 501;
+	CHECK(sp_symbolizer_apply(s, &t.hdr, &comm) == 1);
+	CHECK_STR(comm.name, "io worker");
+	/* a new process of an unknown parent has no name to inherit */
+	t.pid = t.tid = 700;
+	t.ppid = t.ptid = 699;
+	CHECK(sp_symbolizer_apply(s, &t.hdr, &comm) == 0);
+	t.hdr.type = SP_REC_EXIT;
+	t.pid = 500;
+	t.tid = 502;
+	CHECK(sp_symbolizer_apply(s, &t.hdr, &comm) == 0);
+}
+
+static void test_stack(struct sp_symbolizer *s)
+{
+	struct {
+		struct sp_unw_stack st;
+		uint64_t ips[3];
+		uint8_t uflags[8];
+	} rec = { .st = { .hdr = { SP_REC_STACK, sizeof(rec) }, .pid = 4000002,
+		.id = 9, .nr_kernel = 1, .nr_user = 2 } };
+	struct sp_unw_stack_view v;
+	struct sp_frame frames[3];
+
+	rec.ips[0] = 0x1000;
+	rec.ips[1] = 0x2000;
+	rec.ips[2] = 0x3000;
+	rec.uflags[0] = SP_FRAME_PRECISE;
+	CHECK(sp_unw_stack_parse(&rec.st.hdr, &v) == NULL);
+	CHECK(!sp_symbolizer_has_stack(s, 4000002, 9));
+	CHECK(sp_symbolize_stack(s, &v, frames) == 0);
+	CHECK(sp_symbolizer_has_stack(s, 4000002, 9));
+	CHECK(!sp_symbolizer_has_stack(s, 4000002, 8));
+	CHECK(frames[0].kind == SP_FK_KERNEL && frames[0].addr == 0x1000);
+	CHECK(frames[1].kind == SP_FK_UNKNOWN && frames[1].addr == 0x2000);
+	CHECK(frames[2].addr == 0x3000);
+	CHECK_STR(frames[2].function, "[unknown]");
+}
+
+int main(void)
+{
+	struct sp_elf_cache *cache;
+	struct sp_procs *procs;
+	struct sp_symbolizer *s;
+
+	CHECK(mkdtemp(dir) != NULL);
+	cache = sp_elf_cache_new();
+	procs = cache ? sp_procs_new(cache) : NULL;
+	s = procs ? sp_symbolizer_new(procs) : NULL;
+	CHECK(s != NULL);
+	if (!s)
+		return unit_done("test-symbolize");
+	CHECK(sp_symbolizer_set_perf_map_dir(s, dir) == 0);
+	CHECK(sp_symbolizer_set_kallsyms(s, "/nonexistent") == 0);
+	test_elf(s, procs);
+	test_perf_map(s);
+	test_kernel(procs);
+	test_hidden();
+	test_threads(s);
+	test_stack(s);
+	sp_symbolizer_free(s);
+	sp_procs_free(procs);
+	sp_elf_cache_free(cache);
+	rmdir(dir);
+	return unit_done("test-symbolize");
+}
