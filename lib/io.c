@@ -363,12 +363,17 @@ int sp_out_write(struct sp_out *out, const void *data, size_t len)
 
 int sp_out_rec(struct sp_out *out, const void *rec, size_t len)
 {
-	static const uint8_t zero[8];
+	static const uint8_t zero[64];
 	const struct sp_rec_hdr *h = rec;
+	size_t pad = h->size > len ? h->size - len : 0;
 	int r = sp_out_write(out, rec, len);
 
-	if (r == 0 && h->size > len)
-		r = sp_out_write(out, zero, h->size - len);
+	while (r == 0 && pad) {
+		size_t n = pad < sizeof(zero) ? pad : sizeof(zero);
+
+		r = sp_out_write(out, zero, n);
+		pad -= n;
+	}
 	return r;
 }
 

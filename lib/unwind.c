@@ -47,8 +47,8 @@ struct sp_unwinder {
 struct ctx {
 	struct sp_unwinder *u;
 	struct sp_proc *proc;
-	const uint64_t *regs;
-	unsigned nr_regs;
+	uint64_t regs[PR_MAX];	/* by perf register number */
+	uint32_t have;		/* bit per register in regs */
 	uint64_t sp;
 	const uint8_t *stack;
 	uint32_t stack_len;
@@ -171,8 +171,8 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp,
 
 	if (write || reg < 0 || reg > UNW_X86_64_RIP)
 		return -UNW_EBADREG;
-	i = c->u->regidx[unw_to_perf[reg]];
-	if (i < 0 || (unsigned)i >= c->nr_regs)
+	i = unw_to_perf[reg];
+	if (!(c->have & 1u << i))
 		return -UNW_EBADREG;
 	*valp = c->regs[i];
 	return 0;
@@ -256,6 +256,105 @@ static unw_addr_space_t address_space(struct sp_unwinder *u,
 	return s->as;
 }
 
+/* Does the code before ret end in a call instruction? */
+static int after_call(const struct sp_map *m, uint64_t ret)
+{
+	const uint8_t *b = m->elf ? sp_elf_at(m->elf, ret - 7 - m->bias, 7) : NULL;
+	int k;
+
+	if (!b)
+		return 0;
+	if (b[2] == 0xe8)			/* call rel32 */
+		return 1;
+	for (k = 2; k <= 7; k++) {		/* call r/m64: ff /2 */
+		const uint8_t *op = b + 7 - k;
+
+		if (op[0] == 0xff && ((op[1] >> 3) & 7) == 2)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Step out of code that has no CFI and no frame pointer, such as Python
+ * 3.12's perf trampolines (sub $8,%rsp; call *%rcx; ...): find the nearest
+ * word above sp that is a return address into file-backed code right after
+ * a call.  Sets *ret and *slot; returns 0, or -1 when there is none.
+ */
+static int scan_return(struct ctx *c, uint64_t sp, uint64_t *ret,
+		       uint64_t *slot)
+{
+	uint64_t a;
+
+	for (a = sp; a < sp + 64 * 8; a += 8) {
+		const struct sp_map *m;
+		unw_word_t v;
+
+		if (a < c->sp || a + 8 > c->sp + c->stack_len)
+			return -1;
+		memcpy(&v, c->stack + (a - c->sp), 8);
+		m = sp_proc_map(c->proc, v);
+		if (m && m->kind != SP_MAP_ANON && after_call(m, v)) {
+			*ret = v;
+			*slot = a;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int is_jit(struct ctx *c, uint64_t ip)
+{
+	const struct sp_map *m = sp_proc_map(c->proc, ip);
+
+	return !m || m->kind == SP_MAP_ANON;
+}
+
+static const int callee_saved[] = {
+	UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12, UNW_X86_64_R13,
+	UNW_X86_64_R14, UNW_X86_64_R15,
+};
+
+/*
+ * Restart libunwind in the caller of a JIT frame: its IP and SP come from
+ * the scan, the callee-saved registers are as libunwind had them.
+ */
+static int restart_after_jit(struct ctx *c, unw_addr_space_t as,
+			     unw_cursor_t *cur, uint64_t sp, uint64_t *ip)
+{
+	uint64_t saved[6], ret, slot;
+	uint32_t have = 0;
+	unsigned i;
+
+	if (scan_return(c, sp, &ret, &slot))
+		return -1;
+	for (i = 0; i < 6; i++) {
+		unw_word_t v;
+
+		if (unw_get_reg(cur, callee_saved[i], &v) == 0) {
+			saved[i] = v;
+			have |= 1u << i;
+		}
+	}
+	c->have &= ~(1u << PR_AX | 1u << PR_CX | 1u << PR_DX | 1u << PR_SI |
+		     1u << PR_DI | 1u << PR_R8 | 1u << PR_R9 | 1u << PR_R10 |
+		     1u << PR_R11);
+	for (i = 0; i < 6; i++) {
+		int pr = unw_to_perf[callee_saved[i]];
+
+		if (have & 1u << i)
+			c->regs[pr] = saved[i];
+		else
+			c->have &= ~(1u << pr);
+	}
+	c->regs[PR_IP] = ret;
+	c->regs[PR_SP] = slot + 8;
+	if (unw_init_remote(cur, as, c) < 0)
+		return -1;
+	*ip = ret;
+	return 0;
+}
+
 int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
 		     struct sp_frames *out)
 {
@@ -263,8 +362,8 @@ int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
 	struct ctx c = { 0 };
 	unw_addr_space_t as;
 	unw_cursor_t cur;
-	unw_word_t ip;
-	int r, precise_next = 0;
+	unw_word_t ip, sp;
+	int i, r, precise_next = 0;
 
 	out->nr_user = 0;
 	if (!s->nr_regs || u->regidx[PR_SP] < 0 || u->regidx[PR_IP] < 0) {
@@ -275,15 +374,19 @@ int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
 	c.proc = sp_procs_get(u->procs, s->pid);
 	if (!c.proc)
 		return -ENOMEM;
-	c.regs = v->regs;
-	c.nr_regs = s->nr_regs;
-	c.sp = v->regs[u->regidx[PR_SP]];
+	for (i = 0; i < PR_MAX; i++) {
+		if (u->regidx[i] >= 0 && u->regidx[i] < s->nr_regs) {
+			c.regs[i] = v->regs[u->regidx[i]];
+			c.have |= 1u << i;
+		}
+	}
+	c.sp = c.regs[PR_SP];
 	c.stack = v->stack;
 	c.stack_len = s->stack_len;
 	as = address_space(u, c.proc);
 	if (!as)
 		return -ENOMEM;
-	out->ips[0] = v->regs[u->regidx[PR_IP]];
+	out->ips[0] = c.regs[PR_IP];
 	out->flags[0] = SP_FRAME_PRECISE;
 	out->nr_user = 1;
 	if (unw_init_remote(&cur, as, &c) < 0) {
@@ -291,13 +394,29 @@ int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
 		return 0;
 	}
 	for (;;) {
+		uint64_t cur_ip = out->ips[out->nr_user - 1];
+		int jit = out->nr_user > 1 && is_jit(&c, cur_ip);
+
 		if (out->nr_user == SP_UNWIND_MAX_FRAMES) {
 			out->end = SP_END_DEPTH;
 			return 0;
 		}
+		if (jit && unw_get_reg(&cur, UNW_REG_SP, &sp) < 0)
+			jit = 0;
 		/* after a signal frame comes an interrupted, exact IP */
 		precise_next = unw_is_signal_frame(&cur) > 0;
 		r = unw_step(&cur);
+		if (r > 0 && (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip))
+			r = 0;
+		/*
+		 * Leaving JIT code by frame pointer can fail or land nowhere;
+		 * then look for the caller's return address on the stack.
+		 */
+		if (jit && (r <= 0 || !sp_proc_map(c.proc, ip)) &&
+		    restart_after_jit(&c, as, &cur, sp, &ip) == 0) {
+			r = 1;
+			precise_next = 0;
+		}
 		if (r == 0) {
 			out->end = SP_END_ROOT;
 			return 0;
@@ -306,10 +425,6 @@ int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
 			out->end = c.truncated ? SP_END_TRUNCATED :
 				   r == -UNW_ENOINFO ? SP_END_NOINFO :
 				   SP_END_ERROR;
-			return 0;
-		}
-		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0) {
-			out->end = SP_END_ROOT;
 			return 0;
 		}
 		out->ips[out->nr_user] = ip;

@@ -188,6 +188,7 @@ int main(int argc, char **argv)
 	int c, r, status = SP_EXIT_OK;
 
 	sp_prog = "sp-unwind";
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -203,7 +204,9 @@ int main(int argc, char **argv)
 			printf("sp-unwind %s\n", SP_VERSION);
 			return SP_EXIT_OK;
 		default:
-			sp_usage_error("unknown option");
+			if (optopt)
+				sp_usage_error("unknown option '-%c'", optopt);
+			sp_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (argc - optind > 1)
@@ -226,7 +229,8 @@ int main(int argc, char **argv)
 			break;
 		}
 		if (rec->type == SP_REC_SAMPLE) {
-			if (do_sample(&st, rec))
+			r = do_sample(&st, rec);
+			if (r < 0)
 				break;
 			continue;
 		}

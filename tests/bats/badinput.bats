@@ -1,0 +1,190 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# badinput.bats: every stage meets damaged, foreign and hostile input with
+# one line on stderr that names the tool and the stream ('stdin') and, for
+# binary damage, the byte where it is; exit status 2; never a crash or a
+# sanitizer report.
+#
+# The streams are cut from one short real recording made in setup_file:
+# raw (sp-record), unwound (sp-unwind of it), symbolized (sp-symbolize of
+# that).  Binary offsets follow lib/stream.h: the stream header's size is
+# the u32 at byte 12, a record is {u32 type, u32 size, payload}.
+
+# shellcheck disable=SC2154	# status, output, stderr: set by bats' run
+load common
+
+setup_file() {
+	require_tools
+	need_perf_events
+	build_workloads
+	D=$BATS_FILE_TMPDIR
+	"$WL_DIR/wl-single" 10 3>&- &
+	pid=$!
+	sleep 0.1
+	"$SP_RECORD" -p "$pid" -d 1 -F 499 -o "$D/good.raw" 2>"$D/record.err" ||
+		true
+	kill "$pid"
+	wait "$pid" || true
+	[[ -s $D/good.raw ]] || fail "cannot record: $(cat "$D/record.err")"
+	"$SP_UNWIND" <"$D/good.raw" >"$D/good.unw" 2>/dev/null || true
+	"$SP_SYMBOLIZE" <"$D/good.unw" >"$D/good.sym" 2>/dev/null || true
+	[[ -s $D/good.unw && -s $D/good.sym ]] ||
+		fail "cannot make the unwound and symbolized streams"
+}
+
+setup() {
+	D=$BATS_FILE_TMPDIR
+	T=$BATS_TEST_TMPDIR
+}
+
+# Damaged copies of the binary stream GOOD, written to $T/NAME; each is
+# announced as "NAME|EXPECTED-ERE" on stdout for check_cases.  An expected
+# ERE is matched against the one stderr line after the "tool: " prefix.
+make_binary_cases() {
+	local good=$1 kind=$2 hsize rsize sample
+
+	hsize=$(le32 "$good" 12)
+	rsize=$(le32 "$good" $((hsize + 4)))
+
+	cp "$good" "$T/version99"
+	put_le32 "$T/version99" 8 99
+	echo "version99|version 99 .*at byte 8 of 'stdin'"
+
+	head -c 12 "$good" >"$T/short-fixed-header"
+	echo "short-fixed-header|truncated.* at byte 12 of 'stdin'"
+
+	head -c $((hsize - 8)) "$good" >"$T/short-header"
+	echo "short-header|truncated.* at byte $((hsize - 8)) of 'stdin'"
+
+	head -c $((hsize + 4)) "$good" >"$T/short-record-header"
+	echo "short-record-header|truncated record.* at byte $hsize of 'stdin'"
+
+	head -c $((hsize + rsize / 2 + 4)) "$good" >"$T/short-record"
+	echo "short-record|truncated record.* at byte $hsize of 'stdin'"
+
+	cp "$good" "$T/size-unaligned"
+	put_le32 "$T/size-unaligned" $((hsize + 4)) $((rsize + 4))
+	echo "size-unaligned|size.* at byte $hsize of 'stdin'"
+
+	cp "$good" "$T/size-huge"
+	put_le32 "$T/size-huge" $((hsize + 4)) $((0xfffff8))
+	echo "size-huge|at byte $hsize of 'stdin'"
+
+	cp "$good" "$T/size-zero"
+	put_le32 "$T/size-zero" $((hsize + 4)) 0
+	echo "size-zero|size.* at byte $hsize of 'stdin'"
+
+	# a record that claims only its fixed part: what it carries overflows
+	# it (the filename of an MMAP, the parts of a SAMPLE or STACK)
+	cp "$good" "$T/size-short"
+	put_le32 "$T/size-short" $((hsize + 4)) 8
+	echo "size-short|at byte $hsize of 'stdin'"
+
+	if [[ $kind == raw ]]; then
+		sample=$(first_record "$good" 1) || fail "no SAMPLE in $good"
+		cp "$good" "$T/sample-short"
+		put_le32 "$T/sample-short" $((sample + 4)) 56
+		echo "sample-short|at byte $sample of 'stdin'"
+	else
+		sample=$(first_record "$good" 9) || fail "no STACK in $good"
+		cp "$good" "$T/stack-short"
+		put_le32 "$T/stack-short" $((sample + 4)) 24
+		echo "stack-short|at byte $sample of 'stdin'"
+	fi
+}
+
+# Inputs every stage must refuse, whatever it reads; binary readers also
+# say that the damage is at byte 0.
+make_common_cases() {
+	local at="'stdin'"
+	[[ $1 == binary ]] && at=" at byte 0 of 'stdin'"
+
+	: >"$T/empty"
+	echo "empty|empty input.*$at"
+
+	printf 'NOTASTRM%0120d' 0 >"$T/bad-magic"
+	echo "bad-magic|$at"
+
+	head -c 65536 /dev/urandom >"$T/random"
+	echo "random|$at"
+}
+
+# check_cases TOOL < "NAME|ERE" lines: run TOOL on each $T/NAME as stdin and
+# report every case that breaks the contract, then fail if any did.
+check_cases() {
+	local tool=$1 name re bad=0 line
+	while IFS='|' read -r name re; do
+		run_io "$tool" "$T/$name" "$T/$name.out"
+		line=${stderr_lines[0]:-}
+		if ((status != 2)); then
+			echo "# $name: exit $status, want 2: $stderr"
+		elif ((${#stderr_lines[@]} != 1)); then
+			echo "# $name: ${#stderr_lines[@]} lines on stderr, want 1:"
+			printf '#   %s\n' "${stderr_lines[@]}"
+		elif [[ $stderr == *Sanitizer* || $stderr == *"runtime error"* ]]; then
+			echo "# $name: sanitizer report: $stderr"
+		elif [[ $line != "$(basename "$tool"): "* ]]; then
+			echo "# $name: does not start with the tool name: $line"
+		elif [[ $line != *"'stdin'"* ]]; then
+			echo "# $name: does not name 'stdin': $line"
+		elif ! [[ ${line#*: } =~ $re ]]; then
+			echo "# $name: does not match /$re/: $line"
+		else
+			continue
+		fi
+		bad=$((bad + 1))
+	done
+	((bad == 0)) || fail "$bad bad-input cases broke the contract"
+}
+
+@test "sp-unwind refuses damaged, foreign and random input" {
+	{
+		make_common_cases binary
+		make_binary_cases "$D/good.raw" raw
+		cp "$D/good.unw" "$T/unwound"
+		echo "unwound|'stdin' is an unwound stream: pipe it into sp-symbolize"
+		cp "$D/good.sym" "$T/symbolized"
+		echo "symbolized|'stdin' is a symbolized stream: pipe it into sp-fold"
+	} >"$T/cases"
+	check_cases "$SP_UNWIND" <"$T/cases"
+}
+
+@test "sp-symbolize refuses damaged, foreign and random input" {
+	{
+		make_common_cases binary
+		make_binary_cases "$D/good.unw" unwound
+		cp "$D/good.raw" "$T/raw"
+		echo "raw|'stdin' is a raw stream: pipe it into sp-unwind"
+		cp "$D/good.sym" "$T/symbolized"
+		echo "symbolized|'stdin' is a symbolized stream: pipe it into sp-fold"
+	} >"$T/cases"
+	check_cases "$SP_SYMBOLIZE" <"$T/cases"
+}
+
+@test "sp-fold refuses damaged, foreign and random input" {
+	{
+		make_common_cases text
+		cp "$D/good.raw" "$T/raw"
+		echo "raw|'stdin' is a raw stream: pipe it into sp-unwind"
+		cp "$D/good.unw" "$T/unwound"
+		echo "unwound|'stdin' is an unwound stream: pipe it into sp-symbolize"
+		# the symbolized header's first line carries its version: make
+		# it 99 (the first number 1 standing alone on that line)
+		sed -E '1s/(^|[^0-9.])1([^0-9.]|$)/\199\2/' "$D/good.sym" >"$T/version99"
+		if cmp -s "$D/good.sym" "$T/version99"; then
+			fail "no version 1 on the first line of the symbolized stream: $(head -1 "$D/good.sym")"
+		fi
+		echo "version99|version 99"
+	} >"$T/cases"
+	check_cases "$SP_FOLD" <"$T/cases"
+}
+
+@test "the good streams themselves pass each stage" {
+	run_io "$SP_UNWIND" "$D/good.raw" "$T/u"
+	[[ $status -le 1 ]] || fail "sp-unwind: exit $status: $stderr"
+	run_io "$SP_SYMBOLIZE" "$D/good.unw" "$T/s"
+	[[ $status -le 1 ]] || fail "sp-symbolize: exit $status: $stderr"
+	run_io "$SP_FOLD" "$D/good.sym" "$T/f"
+	assert_success
+	[[ -s $T/f ]] || fail "sp-fold printed nothing for a real recording"
+}

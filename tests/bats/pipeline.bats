@@ -1,0 +1,160 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# pipeline.bats: acceptance tests of sp-record | sp-unwind | sp-symbolize |
+# sp-fold against workloads of known call structure (tests/workloads/).
+#
+# A folded line is "frame;frame;...;leaf COUNT", root first; JIT frames end
+# in "_[j]"; with --tid a frame naming the thread ("comm-PID/TID") precedes
+# the user frames.  Recordings are attached to running targets with -p.
+
+# shellcheck disable=SC2154	# status, output, stderr: set by bats' run
+load common
+
+setup() {
+	require_tools
+	need_perf_events
+	build_workloads
+	T=$BATS_TEST_TMPDIR
+}
+
+@test "wl-single: samples unwind to main and the leaf shares match the design" {
+	start_target wl-single 8
+	sp_pipeline "$T/single.folded" -p "$TARGET_PID" -d 3 -F 999
+	assert_pipeline_ok "$T/single.folded"
+
+	total=$(fold_count "$T/single.folded")
+	((total >= 1000)) || fail "only $total samples in 3 s at 999 Hz"
+	assert_share "$T/single.folded" '(^|;)main;run(;|$)' 95
+	assert_share_near "$T/single.folded" \
+		'(^|;)main;run;outer_a;middle_a;leaf_a(;|$)' "$WL_SINGLE_SHARE_A"
+	assert_share_near "$T/single.folded" \
+		'(^|;)main;run;outer_b;leaf_b(;|$)' "$WL_SINGLE_SHARE_B"
+	assert_share_near "$T/single.folded" \
+		'(^|;)main;run;leaf_c(;|$)' "$WL_SINGLE_SHARE_C"
+}
+
+@test "wl-threads --tid: four worker threads, each with its own chain" {
+	start_target wl-threads 8
+	sp_pipeline "$T/threads.folded" -p "$TARGET_PID" -d 3 -F 999 -- --tid
+	assert_pipeline_ok "$T/threads.folded"
+
+	seen=()
+	for n in 1 2 3 4; do
+		tid=$(thread_tid "$TARGET_PID" "worker-$n") ||
+			fail "no thread worker-$n in /proc/$TARGET_PID/task"
+		chain="thread_main_$n;work_$n;spin_$n"
+		assert_share "$T/threads.folded" "(^|;)$chain(;|\$)" 12
+		# every sample of chain N belongs to worker-N: its TID is named
+		# in a frame above thread_main_N, and no other worker's is
+		while read -r line; do
+			prefix=${line%%thread_main_*}
+			[[ $prefix =~ (^|[^0-9])$tid([^0-9]|$) ]] || {
+				show_folded "$T/threads.folded"
+				fail "chain $n not attributed to worker-$n (TID $tid): $line"
+			}
+		done < <(grep -E "(^|;)$chain(;| )" "$T/threads.folded")
+		seen+=("$tid")
+	done
+	[[ $(printf '%s\n' "${seen[@]}" | sort -u | wc -l) -eq 4 ]] ||
+		fail "worker TIDs not distinct: ${seen[*]}"
+}
+
+@test "wl-late --tid: a thread born after attaching is sampled with its chain" {
+	start_target wl-late 6 1
+	sp_pipeline "$T/late.folded" -p "$TARGET_PID" -d 3 -F 999 -- --tid
+	assert_pipeline_ok "$T/late.folded"
+
+	tid=$(thread_tid "$TARGET_PID" late) || fail "the late thread never started"
+	assert_share "$T/late.folded" '(^|;)late_worker;late_leaf(;|$)' 15
+	assert_share "$T/late.folded" '(^|;)main;main_loop;main_leaf(;|$)' 30
+	line=$(grep -E '(^|;)late_worker;late_leaf(;| )' "$T/late.folded" | head -1)
+	prefix=${line%%late_worker*}
+	[[ $prefix =~ (^|[^0-9])$tid([^0-9]|$) ]] ||
+		fail "late_worker not attributed to the late thread (TID $tid): $line"
+}
+
+@test "wl-fork --pid: a child forked after attaching is sampled as its own process" {
+	start_target wl-fork 6 1
+	sp_pipeline "$T/fork.folded" -p "$TARGET_PID" -d 3 -F 999 -- --pid
+	assert_pipeline_ok "$T/fork.folded"
+
+	child=$(cat "/proc/$TARGET_PID/task/$TARGET_PID/children" 2>/dev/null)
+	child=${child%% *}
+	[[ -n $child ]] || fail "wl-fork has no child"
+	assert_share "$T/fork.folded" '(^|;)main;child_loop;child_leaf(;|$)' 15
+	assert_share "$T/fork.folded" '(^|;)main;parent_loop;parent_leaf(;|$)' 30
+	line=$(grep -E '(^|;)child_loop;child_leaf(;| )' "$T/fork.folded" | head -1)
+	prefix=${line%%main;child_loop*}
+	[[ $prefix =~ (^|[^0-9])$child([^0-9]|$) ]] ||
+		fail "child_leaf not attributed to the child (PID $child): $line"
+}
+
+@test "a live pipe and a replay of its raw stream fold identically" {
+	start_target wl-single 6
+	sp_pipeline "$T/live.folded" -p "$TARGET_PID" -d 2
+	assert_pipeline_ok "$T/live.folded"
+	sp_replay "$T/live.folded.raw" "$T/replay.folded"
+	assert_pipeline_ok "$T/replay.folded"
+	run diff -u "$T/live.folded" "$T/replay.folded"
+	assert_success
+}
+
+@test "offline: a recording unwinds after its target has exited" {
+	start_target wl-single 30
+	run sp_record -p "$TARGET_PID" -d 2 -o "$T/off.raw"
+	assert_success
+	kill "$TARGET_PID"
+	wait "$TARGET_PID" || true
+	[[ ! -e /proc/$TARGET_PID ]] || fail "target $TARGET_PID still there"
+
+	sp_replay "$T/off.raw" "$T/off.folded"
+	assert_pipeline_ok "$T/off.folded"
+	assert_share "$T/off.folded" '(^|;)main;run(;|$)' 95
+	assert_share_near "$T/off.folded" \
+		'(^|;)main;run;outer_a;middle_a;leaf_a(;|$)' "$WL_SINGLE_SHARE_A"
+}
+
+@test "JIT code: perf-map names and unwinding through frame-pointer frames" {
+	start_target wl-jit 8
+	sp_pipeline "$T/jit.folded" -p "$TARGET_PID" -d 3 -F 999
+	assert_pipeline_ok "$T/jit.folded"
+
+	assert_share "$T/jit.folded" '(^|;)jit_hot_\[j\](;|$)' 90
+	assert_share "$T/jit.folded" \
+		'(^|;)main;run;call_jit;jit_outer_\[j\];jit_hot_\[j\](;|$)' 80
+}
+
+@test "python 3.12 -X perf: py:: frames and the interpreter below them" {
+	need_python312
+	TARGET_SETTLE=0.3 start_cmd "$PYTHON312" -X perf "$WL_SRC/wl-python.py" 8
+	sp_pipeline "$T/py.folded" -p "$TARGET_PID" -d 3 -F 999
+	assert_pipeline_ok "$T/py.folded"
+
+	assert_share "$T/py.folded" 'py::outer' 50
+	assert_share "$T/py.folded" \
+		'(^|;)(main|Py_BytesMain|Py_RunMain);(.*;)?py::outer[^;]*;(.*;)?py::middle[^;]*;(.*;)?py::inner' 50
+}
+
+# node's main() is a tail jump to node::Start(int, char**) in Debian's build
+# and others, so node::Start (mangled or not) stands for main there.
+@test "node --perf-basic-prof: JS function names and node's main below them" {
+	need_node
+	TARGET_SETTLE=0.5 start_cmd "$NODE" --perf-basic-prof \
+		--interpreted-frames-native-stack --no-turbo-inlining \
+		"$WL_SRC/wl-node.js" 8
+	sp_pipeline "$T/node.folded" -p "$TARGET_PID" -d 3 -F 999
+	assert_pipeline_ok "$T/node.folded"
+
+	assert_share "$T/node.folded" 'sp_hot' 50
+	assert_share "$T/node.folded" \
+		'(^|;)(main|node::Start[^;]*|_ZN4node5StartEiPPc);(.*;)?[^;]*sp_outer[^;]*;(.*;)?[^;]*sp_middle[^;]*;(.*;)?[^;]*sp_hot' 50
+}
+
+@test "sp-record keeps up with four busy threads at 999 Hz: 0 lost" {
+	start_target wl-threads 8
+	run --separate-stderr sp_record -p "$TARGET_PID" -F 999 -d 3 -o "$T/busy.raw"
+	assert_success
+	[[ $stderr =~ (^|[^0-9])0\ lost ]] || fail "sp-record did not report 0 lost: $stderr"
+	[[ $stderr != *Sanitizer* && $stderr != *"runtime error"* ]] ||
+		fail "sanitizer report: $stderr"
+}

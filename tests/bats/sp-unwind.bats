@@ -1,0 +1,108 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# sp-unwind.bats: options, exit statuses, and the end-of-run report
+#
+#	sp-unwind: N samples, N stacks: N root, N truncated, N noinfo, N error
+#
+# which sp-unwind prints on stderr as its last line.
+
+# shellcheck disable=SC2154	# status, output, stderr: set by bats' run
+load common
+
+REPORT_RE='^sp-unwind: ([0-9]+) samples, ([0-9]+) stacks: ([0-9]+) root, ([0-9]+) truncated, ([0-9]+) noinfo, ([0-9]+) error'
+
+setup() {
+	require_tools
+	T=$BATS_TEST_TMPDIR
+}
+
+# unwind_report RAW: run sp-unwind on RAW, check its exit status (0, or 1
+# for a partial result), parse its last stderr line into SAMPLES STACKS
+# ROOT TRUNCATED NOINFO ERROR.
+unwind_report() {
+	run_io "$SP_UNWIND" "$1" "$T/out.unw"
+	((status <= 1)) || fail "sp-unwind exited $status: $stderr"
+	[[ ${stderr_lines[-1]:-} =~ $REPORT_RE ]] ||
+		fail "no end-of-run report as the last line on stderr: $stderr"
+	SAMPLES=${BASH_REMATCH[1]} STACKS=${BASH_REMATCH[2]}
+	ROOT=${BASH_REMATCH[3]} TRUNCATED=${BASH_REMATCH[4]}
+	NOINFO=${BASH_REMATCH[5]} ERROR=${BASH_REMATCH[6]}
+	((ROOT + TRUNCATED + NOINFO + ERROR <= SAMPLES)) ||
+		fail "ends add up to more than the samples: ${stderr_lines[-1]}"
+	((STACKS >= 1 && STACKS <= SAMPLES)) ||
+		fail "implausible stack count: ${stderr_lines[-1]}"
+}
+
+@test "sp-unwind: options and their exit statuses" {
+	# args | status | where the answer goes | what it must contain
+	local bad=0
+	while IFS='|' read -r args want where re; do
+		# shellcheck disable=SC2086
+		run --separate-stderr "$SP_UNWIND" $args </dev/null
+		text=$output
+		[[ $where == stderr ]] && text=$stderr
+		if ((status != want)); then
+			echo "# sp-unwind $args: exit $status, want $want"
+		elif ! [[ $text =~ $re ]]; then
+			echo "# sp-unwind $args: $where does not match /$re/: $text"
+		else
+			continue
+		fi
+		bad=$((bad + 1))
+	done <<'EOF'
+-h|0|stdout|[Uu]sage: .*sp-unwind
+--help|0|stdout|[Uu]sage: .*sp-unwind
+--help|0|stdout|64
+-V|0|stdout|[0-9]+\.[0-9]+
+--version|0|stdout|[0-9]+\.[0-9]+
+--no-such-option|64|stderr|^sp-unwind: 
+-Z|64|stderr|^sp-unwind: 
+EOF
+	((bad == 0)) || fail "$bad option cases failed"
+}
+
+@test "sp-unwind: the end-of-run report counts how stacks ended" {
+	need_perf_events
+	build_workloads
+	start_target wl-single 8
+	run sp_record -p "$TARGET_PID" -d 2 -F 999 -o "$T/single.raw"
+	assert_success
+	unwind_report "$T/single.raw"
+	((SAMPLES >= 500)) || fail "only $SAMPLES samples in 2 s at 999 Hz"
+	((ROOT * 100 >= SAMPLES * 95)) ||
+		fail "only $ROOT of $SAMPLES samples unwound to the root"
+	# three leaves, a handful of stacks besides (the clock check)
+	((STACKS >= 3)) || fail "only $STACKS distinct stacks"
+}
+
+@test "sp-unwind: a 1024-byte stack copy truncates a deep stack" {
+	need_perf_events
+	build_workloads
+	start_target wl-deep 8 40
+	run sp_record -p "$TARGET_PID" -d 2 -F 999 --stack-size 1024 -o "$T/deep.raw"
+	assert_success
+	unwind_report "$T/deep.raw"
+	((TRUNCATED * 100 >= SAMPLES * 90)) ||
+		fail "only $TRUNCATED of $SAMPLES samples truncated: ${stderr_lines[-1]}"
+
+	# the leaf end of a truncated stack is still right
+	sp_replay "$T/deep.raw" "$T/deep.folded"
+	assert_pipeline_ok "$T/deep.folded"
+	assert_share "$T/deep.folded" 'descend;descend;deep_leaf(;|$)' 90
+}
+
+@test "sp-unwind: a 16 KiB stack copy unwinds the same deep stack to the root" {
+	need_perf_events
+	build_workloads
+	start_target wl-deep 8 40
+	run sp_record -p "$TARGET_PID" -d 2 -F 999 --stack-size 16384 -o "$T/deep.raw"
+	assert_success
+	unwind_report "$T/deep.raw"
+	((ROOT * 100 >= SAMPLES * 95)) ||
+		fail "only $ROOT of $SAMPLES samples unwound to the root: ${stderr_lines[-1]}"
+	sp_replay "$T/deep.raw" "$T/deep.folded"
+	assert_pipeline_ok "$T/deep.folded"
+	# descend(40) .. descend(0): 41 frames (mawk has no {41})
+	chain=$(printf 'descend;%.0s' {1..41})
+	assert_share "$T/deep.folded" "(^|;)main;run;${chain}deep_leaf(;|\$)" 90
+}
