@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * record.h: the recorder: sample processes with perf_event_open(2) and write
+ * the raw stream (raw.h).
+ *
+ * Every thread of each target gets one inherited event per online CPU, so
+ * threads and children created later are followed by the kernel; all events
+ * of a CPU share one ring buffer.  Records of different CPUs reach the output
+ * in time order: each consume pass reads every buffer into a queue, sorts it,
+ * and writes what is older than a horizon a little before the pass began;
+ * the rest waits for the next pass, and finish writes everything.
+ *
+ * Use: sp_recorder_new(), sp_recorder_attach(), then loop on
+ * sp_recorder_wait() and sp_recorder_consume() until a deadline, a signal
+ * or !sp_recorder_active(); then sp_recorder_finish() and
+ * sp_recorder_free().  Functions returning int give 0 (or a count) or
+ * -errno; sp_recorder_error() then describes the failure in one line.
+ */
+#ifndef SP_RECORD_H
+#define SP_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct sp_out;
+
+#define SP_RECORD_KERNEL_OFF	0
+#define SP_RECORD_KERNEL_ON	1
+#define SP_RECORD_KERNEL_AUTO	(-1)	/* on when permitted, else off */
+
+#define SP_RECORD_DEFAULT_FREQ	99
+#define SP_RECORD_MAX_FREQ	100000
+#define SP_RECORD_DEFAULT_STACK	61440
+#define SP_RECORD_MAX_STACK	65528
+#define SP_RECORD_DEFAULT_PAGES	2048	/* 8 MiB per CPU with 4 KiB pages */
+#define SP_RECORD_MAX_PAGES	65536
+
+struct sp_record_opts {
+	uint64_t frequency;	/* samples per second per thread */
+	uint32_t stack_size;	/* user stack bytes per sample: 8..65528, 8 | n */
+	const char *event;	/* a name of sp_perf_event_lookup() */
+	unsigned pages;		/* data pages per CPU buffer, a power of 2;
+				   0: the default, halved while locked memory
+				   is short */
+	int kernel;		/* SP_RECORD_KERNEL_* */
+};
+
+/* Fill o with the defaults: 99 Hz, 61440 bytes, cpu-clock, 0, AUTO. */
+void sp_record_opts_init(struct sp_record_opts *o);
+
+/*
+ * The highest frequency the kernel accepts now
+ * (/proc/sys/kernel/perf_event_max_sample_rate), or -errno.
+ */
+long long sp_record_max_frequency(void);
+
+struct sp_record_stats {
+	uint64_t samples;	/* SAMPLE records written */
+	uint64_t lost;		/* events the kernel dropped */
+	uint64_t lost_records;
+	uint64_t throttles;
+	uint64_t threads;	/* distinct threads seen */
+	uint64_t processes;	/* distinct processes seen */
+	uint64_t duration_ns;
+};
+
+struct sp_recorder;
+
+/*
+ * A recorder writing to out, which stays the caller's and must outlive it.
+ * The options are copied (event too).  Returns NULL with errno set.
+ */
+struct sp_recorder *sp_recorder_new(const struct sp_record_opts *o,
+				    struct sp_out *out);
+
+/* Close every event, unmap, free; NULL is a no-op.  Targets run on. */
+void sp_recorder_free(struct sp_recorder *r);
+
+/*
+ * Start sampling the n processes in pids (once per recorder): raise
+ * RLIMIT_NOFILE to its hard limit, open the events, re-scan the threads
+ * until no new one appears, write the stream header and what /proc says
+ * already exists (names, threads, executable mappings, the [vdso] image).
+ * Returns 0 or -errno: -ESRCH (a process does not exist), -EACCES
+ * (not permitted), -EOPNOTSUPP (event not supported here), -EINVAL (bad
+ * option), -EMFILE, or a write error.
+ */
+int sp_recorder_attach(struct sp_recorder *r, const pid_t *pids, size_t n);
+
+/*
+ * Block until a buffer is past its wakeup mark, at most timeout_ms
+ * (-1: no limit).  Returns 1 when one is, 0 on timeout, -EINTR when a
+ * signal arrived, or another -errno.
+ */
+int sp_recorder_wait(struct sp_recorder *r, int timeout_ms);
+
+/*
+ * Read every buffer and write the queued records that are old enough to be
+ * in order.  Returns 0, or -errno of a failed write (-EPIPE: reader gone).
+ */
+int sp_recorder_consume(struct sp_recorder *r);
+
+/* 1 while one of the target processes still runs, else 0. */
+int sp_recorder_active(struct sp_recorder *r);
+
+/* Stop every event; records already buffered stay.  Returns 0 or -errno. */
+int sp_recorder_disable(struct sp_recorder *r);
+
+/*
+ * Disable if not yet done, write everything still buffered and the summary,
+ * flush the output, and fill st (may be NULL).  Returns 0 or -errno of the
+ * write; st is filled either way.
+ */
+int sp_recorder_finish(struct sp_recorder *r, struct sp_record_stats *st);
+
+/* Counts so far. */
+void sp_recorder_stats(const struct sp_recorder *r, struct sp_record_stats *st);
+
+/* The last error, one line without the program name; "" if none. */
+const char *sp_recorder_error(const struct sp_recorder *r);
+
+#endif
