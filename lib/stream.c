@@ -53,6 +53,24 @@ const char *sp_rec_check_common(const struct sp_rec_hdr *rec)
 			return "IMAGE length exceeds its record";
 		return NULL;
 	}
+	case SP_REC_KSYM: {
+		const struct sp_ksym_rec *k = (const void *)rec;
+
+		if (rec->size < sizeof(*k) + 8)
+			return "KSYM record too short";
+		if (!has_nul(k->name, rec->size - sizeof(*k)))
+			return "KSYM name not terminated";
+		return NULL;
+	}
+	case SP_REC_PERFMAP: {
+		const struct sp_perfmap_rec *m = (const void *)rec;
+
+		if (rec->size < sizeof(*m))
+			return "PERFMAP record too short";
+		if (m->len > rec->size - sizeof(*m))
+			return "PERFMAP length exceeds its record";
+		return NULL;
+	}
 	default:
 		return NULL;
 	}

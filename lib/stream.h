@@ -61,6 +61,8 @@ enum sp_rec_type {
 	SP_REC_IMAGE = 8,
 	SP_REC_STACK = 9,	/* unwound stream only */
 	SP_REC_SUMMARY = 10,	/* per stream, always the last record */
+	SP_REC_KSYM = 11,
+	SP_REC_PERFMAP = 12,
 	SP_REC_TYPE_MAX
 };
 
@@ -129,6 +131,34 @@ struct sp_image_rec {
 	uint8_t data[];		/* len bytes, zero-padded to 8 */
 };
 
+/*
+ * A kernel symbol that a sample's kernel callchain hit, from /proc/kallsyms
+ * at record time, written once per symbol before the first sample that
+ * needs it: the stream can be symbolized on another machine.
+ */
+struct sp_ksym_rec {
+	struct sp_rec_hdr hdr;
+	uint64_t start;
+	uint64_t size;		/* 0: unknown, up to the next symbol */
+	char name[];		/* "schedule" or "nvme_irq [nvme]", NUL-terminated */
+};
+
+#define SP_PERFMAP_RESET 0x1	/* the file was rewritten: forget earlier text */
+
+/*
+ * Text of /tmp/perf-PID.map as the recorder read it: whole lines, appended
+ * to what earlier PERFMAP records of the process gave.  Written before the
+ * samples that may need it, so the file can be gone when the stream is read.
+ */
+struct sp_perfmap_rec {
+	struct sp_rec_hdr hdr;
+	uint64_t time;
+	uint32_t pid;
+	uint32_t flags;		/* SP_PERFMAP_* */
+	uint64_t len;
+	char text[];		/* len bytes of "START SIZE name\n" lines */
+};
+
 _Static_assert(sizeof(struct sp_stream_header) == 16, "header layout");
 _Static_assert(sizeof(struct sp_event_info) == 72, "event info layout");
 _Static_assert(sizeof(struct sp_mmap_rec) == 112, "mmap layout");
@@ -137,6 +167,8 @@ _Static_assert(sizeof(struct sp_task_rec) == 40, "task layout");
 _Static_assert(sizeof(struct sp_lost_rec) == 32, "lost layout");
 _Static_assert(sizeof(struct sp_throttle_rec) == 32, "throttle layout");
 _Static_assert(sizeof(struct sp_image_rec) == 40, "image layout");
+_Static_assert(sizeof(struct sp_ksym_rec) == 24, "ksym layout");
+_Static_assert(sizeof(struct sp_perfmap_rec) == 32, "perfmap layout");
 
 static inline uint32_t sp_align8(uint64_t n)
 {
@@ -144,7 +176,8 @@ static inline uint32_t sp_align8(uint64_t n)
 }
 
 /*
- * Check the payload of a record of a type listed above (MMAP to IMAGE): its
+ * Check the payload of a record of a type listed above (MMAP to IMAGE, KSYM,
+ * PERFMAP): its
  * size against its fixed part and its variable part (the filename is
  * NUL-terminated inside the record, the image fits).  Returns NULL when it
  * is sound, otherwise a static description of what is wrong.
