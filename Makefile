@@ -33,7 +33,7 @@ endif
 TOOLS = sp-record sp-unwind sp-symbolize sp-fold
 
 LIB_OBJ = cli io stream raw unwound elfcache procs perf proc record \
-	unwind intern symbolize symtext fold
+	unwind intern unwstream symbolize symtext fold
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 

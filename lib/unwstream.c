@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/* unwstream.c: raw records in, unwound records out. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "intern.h"
+#include "unwind.h"
+#include "unwstream.h"
+
+struct sp_unwstream {
+	struct sp_raw_header rh;
+	sp_unwstream_emit_fn *emit;
+	void *arg;
+	struct sp_elf_cache *cache;
+	struct sp_procs *procs;
+	struct sp_unwinder *unw;
+	struct sp_intern *stacks;
+	struct sp_frames frames;
+	struct sp_unw_summary sum;
+	struct sp_raw_summary raw_sum;
+	int have_summary;
+	const char *error;
+	uint8_t *rec;		/* scratch for STACK records */
+	size_t reccap;
+};
+
+struct sp_unwstream *sp_unwstream_new(const struct sp_raw_header *rh,
+				      sp_unwstream_emit_fn *emit, void *arg)
+{
+	struct sp_unwstream *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	u->rh = *rh;
+	u->emit = emit;
+	u->arg = arg;
+	u->cache = sp_elf_cache_new();
+	u->procs = u->cache ? sp_procs_new(u->cache) : NULL;
+	u->unw = u->procs ? sp_unwinder_new(u->procs, rh) : NULL;
+	u->stacks = sp_intern_new();
+	if (!u->unw || !u->stacks) {
+		sp_unwstream_free(u);
+		return NULL;
+	}
+	u->sum.hdr.type = SP_REC_SUMMARY;
+	u->sum.hdr.size = sizeof(u->sum);
+	return u;
+}
+
+void sp_unwstream_free(struct sp_unwstream *u)
+{
+	if (!u)
+		return;
+	free(u->rec);
+	sp_intern_free(u->stacks);
+	sp_unwinder_free(u->unw);
+	sp_procs_free(u->procs);
+	sp_elf_cache_free(u->cache);
+	free(u);
+}
+
+void sp_unwstream_header(const struct sp_unwstream *u,
+			 struct sp_unw_header *out)
+{
+	memset(out, 0, sizeof(*out));
+	memcpy(out->h.magic, SP_UNW_MAGIC, SP_MAGIC_LEN);
+	out->h.version = SP_UNW_VERSION;
+	out->h.header_size = sizeof(*out);
+	out->ev = u->rh.ev;
+}
+
+const struct sp_unw_summary *sp_unwstream_summary(const struct sp_unwstream *u)
+{
+	return &u->sum;
+}
+
+const char *sp_unwstream_error(const struct sp_unwstream *u)
+{
+	return u->error ? u->error : "";
+}
+
+static int refuse(struct sp_unwstream *u, const char *why)
+{
+	u->error = why;
+	return -EINVAL;
+}
+
+static int emit_stack(struct sp_unwstream *u, uint32_t id,
+		      const struct sp_raw_sample_view *v)
+{
+	const struct sp_frames *f = &u->frames;
+	size_t n = v->s->nr_kernel + f->nr_user;
+	size_t size = sizeof(struct sp_unw_stack) + 8 * n + sp_align8(f->nr_user);
+	struct sp_unw_stack *s;
+	uint64_t *ips;
+
+	if (size > u->reccap) {
+		free(u->rec);
+		u->rec = malloc(size);
+		u->reccap = u->rec ? size : 0;
+		if (!u->rec)
+			return -ENOMEM;
+	}
+	memset(u->rec, 0, size);
+	s = (struct sp_unw_stack *)u->rec;
+	s->hdr.type = SP_REC_STACK;
+	s->hdr.size = (uint32_t)size;
+	s->pid = v->s->pid;
+	s->id = id;
+	s->nr_kernel = v->s->nr_kernel;
+	s->nr_user = (uint16_t)f->nr_user;
+	s->end = (uint8_t)f->end;
+	ips = (uint64_t *)(s + 1);
+	if (v->s->nr_kernel)
+		memcpy(ips, v->kernel_ips, 8u * v->s->nr_kernel);
+	if (f->nr_user) {
+		memcpy(ips + v->s->nr_kernel, f->ips, 8u * f->nr_user);
+		memcpy(ips + n, f->flags, f->nr_user);
+	}
+	return u->emit(u->arg, &s->hdr);
+}
+
+static int do_sample(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
+{
+	struct sp_unw_sample out = { { SP_REC_SAMPLE, sizeof(out) } };
+	struct sp_raw_sample_view v;
+	struct sp_stack_key k;
+	const char *bad;
+	uint32_t id;
+	int is_new, r;
+
+	bad = sp_raw_sample_parse(&u->rh, rec, &v);
+	if (bad)
+		return refuse(u, bad);
+	if (sp_unwind_sample(u->unw, &v, &u->frames))
+		return -ENOMEM;
+	k.pid = v.s->pid;
+	k.end = (uint8_t)u->frames.end;
+	k.nr_kernel = v.s->nr_kernel;
+	k.nr_user = (uint16_t)u->frames.nr_user;
+	k.kernel_ips = v.kernel_ips;
+	k.user_ips = u->frames.ips;
+	k.uflags = u->frames.flags;
+	id = sp_intern_stack(u->stacks, &k, &is_new);
+	if (!id)
+		return -ENOMEM;
+	if (is_new && (r = emit_stack(u, id, &v)))
+		return r;
+	out.time = v.s->time;
+	out.pid = v.s->pid;
+	out.tid = v.s->tid;
+	out.cpu = v.s->cpu;
+	out.stack_id = id;
+	out.weight = v.s->period;
+	u->sum.samples++;
+	u->sum.ends[u->frames.end]++;
+	return u->emit(u->arg, &out.hdr);
+}
+
+int sp_unwstream_feed(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
+{
+	const char *bad;
+
+	if (u->have_summary)
+		return refuse(u, "record after the summary");
+	switch (rec->type) {
+	case SP_REC_SAMPLE:
+		return do_sample(u, rec);
+	case SP_REC_SUMMARY:
+		if (rec->size < sizeof(u->raw_sum))
+			return refuse(u, "SUMMARY record too short");
+		memcpy(&u->raw_sum, rec, sizeof(u->raw_sum));
+		u->have_summary = 1;
+		return 0;
+	case SP_REC_STACK:
+		return refuse(u, "STACK record in a raw stream");
+	default:
+		break;
+	}
+	if (rec->type >= SP_REC_TYPE_MAX)
+		return 0;	/* a later version's record: not ours to read */
+	bad = sp_rec_check_common(rec);
+	if (bad)
+		return refuse(u, bad);
+	if (sp_procs_apply(u->procs, rec))
+		return -ENOMEM;
+	return u->emit(u->arg, rec);
+}
+
+int sp_unwstream_finish(struct sp_unwstream *u)
+{
+	const struct sp_raw_summary *rs = &u->raw_sum;
+
+	if (!u->have_summary)
+		return refuse(u, "truncated stream: no summary record");
+	u->sum.lost = rs->lost;
+	u->sum.stacks = sp_intern_count(u->stacks);
+	u->sum.threads = rs->threads;
+	u->sum.processes = rs->processes;
+	u->sum.start_time = rs->start_time;
+	u->sum.end_time = rs->end_time;
+	u->sum.duration_ns = rs->duration_ns;
+	return u->emit(u->arg, &u->sum.hdr);
+}

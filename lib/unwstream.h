@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwstream.h: a raw stream in, an unwound stream out, one record at a time.
+ *
+ * This is sp-unwind without its input and output: it replays mappings and
+ * names into a process table, unwinds each sample, interns its stack and
+ * hands every unwound-stream record to a callback, so that a tool can write
+ * them to a pipe and a program can append them to a spool in-process.
+ */
+#ifndef SP_UNWSTREAM_H
+#define SP_UNWSTREAM_H
+
+#include "raw.h"
+#include "unwound.h"
+
+struct sp_unwstream;
+
+/*
+ * Called with each record of the unwound stream, complete and padded to
+ * rec->size; returns 0, or -errno to stop feeding (passed back).
+ */
+typedef int sp_unwstream_emit_fn(void *arg, const struct sp_rec_hdr *rec);
+
+/*
+ * Returns an unwinder for the stream with raw header rh (copied), emitting
+ * through emit(arg, ...); NULL when out of memory.  Free it with
+ * sp_unwstream_free().
+ */
+struct sp_unwstream *sp_unwstream_new(const struct sp_raw_header *rh,
+				      sp_unwstream_emit_fn *emit, void *arg);
+void sp_unwstream_free(struct sp_unwstream *u);
+
+/* The unwound stream header that goes before the first record. */
+void sp_unwstream_header(const struct sp_unwstream *u,
+			 struct sp_unw_header *out);
+
+/*
+ * Take one record of the raw stream.  Returns 0; -EINVAL when the record is
+ * damaged or out of place (sp_unwstream_error() says how); -ENOMEM; or what
+ * emit returned.
+ */
+int sp_unwstream_feed(struct sp_unwstream *u, const struct sp_rec_hdr *rec);
+
+/*
+ * The raw stream has ended: emit the summary.  Returns 0, -EINVAL when no
+ * summary record came (a truncated stream), or what emit returned.
+ */
+int sp_unwstream_finish(struct sp_unwstream *u);
+
+/* Counts so far: samples, stacks, and how each stack ended. */
+const struct sp_unw_summary *sp_unwstream_summary(const struct sp_unwstream *u);
+
+/* What was wrong with the last record refused, a static string. */
+const char *sp_unwstream_error(const struct sp_unwstream *u);
+
+#endif
