@@ -30,10 +30,10 @@ else
 Q = @
 endif
 
-TOOLS = sp-record sp-unwind sp-symbolize sp-fold
+TOOLS = sp-record sp-unwind sp-symbolize sp-fold sp-spool
 
 LIB_OBJ = cli io stream raw unwound elfcache procs perf proc record \
-	unwind intern unwstream symbolize symtext fold
+	unwind intern unwstream symbolize symtext fold spool
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
@@ -66,6 +66,7 @@ $(O)/sp-record/sp-record: $(O)/sp-record/main.o $(LIB_A)
 $(O)/sp-unwind/sp-unwind: $(O)/sp-unwind/main.o $(LIB_A)
 $(O)/sp-symbolize/sp-symbolize: $(O)/sp-symbolize/main.o $(LIB_A)
 $(O)/sp-fold/sp-fold: $(O)/sp-fold/main.o $(LIB_A)
+$(O)/sp-spool/sp-spool: $(O)/sp-spool/main.o $(LIB_A)
 $(TOOL_BINS):
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
