@@ -21,6 +21,8 @@ struct sp_in {
 	uint64_t off;		/* stream offset of buf[pos] */
 	uint64_t rec_off;
 	const char *kind;
+	void (*on_read)(void *);
+	void *on_read_arg;
 	char err[256];
 };
 
@@ -70,6 +72,12 @@ void sp_in_close(struct sp_in *in)
 	free(in->name);
 	free(in->buf);
 	free(in);
+}
+
+void sp_in_on_read(struct sp_in *in, void (*fn)(void *arg), void *arg)
+{
+	in->on_read = fn;
+	in->on_read_arg = arg;
 }
 
 const char *sp_in_name(const struct sp_in *in)
@@ -144,6 +152,8 @@ static int fill(struct sp_in *in, size_t n)
 			in->buf = b;
 			in->cap = cap;
 		}
+		if (in->on_read)
+			in->on_read(in->on_read_arg);
 		r = read(in->fd, in->buf + in->len, in->cap - in->len);
 		if (r < 0) {
 			if (errno == EINTR)

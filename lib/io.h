@@ -29,6 +29,12 @@ struct sp_in *sp_in_fdopen(int fd, const char *name);
 /* Close and free; NULL is a no-op. */
 void sp_in_close(struct sp_in *in);
 
+/*
+ * Call fn(arg) before each read(2), which may block: a filter flushes its
+ * output there, so that what it writes keeps pace with what it reads.
+ */
+void sp_in_on_read(struct sp_in *in, void (*fn)(void *arg), void *arg);
+
 /* The name used in messages: "stdin" or the path. */
 const char *sp_in_name(const struct sp_in *in);
 

@@ -48,6 +48,11 @@ static int emit(void *arg, const struct sp_rec_hdr *rec)
 	return sp_out_write(arg, rec, rec->size);
 }
 
+static void flush_output(void *arg)
+{
+	sp_out_flush(arg);	/* an error stays and is seen at the next write */
+}
+
 static struct sp_in *open_input(struct sp_raw_header *rh)
 {
 	struct sp_in *in = sp_in_open(opt.input);
@@ -145,6 +150,7 @@ int main(int argc, char **argv)
 			sp_die("refusing to write the unwound stream to a terminal: pipe it into sp-symbolize");
 		sp_die("cannot open '%s': %s", opt.output, strerror(errno));
 	}
+	sp_in_on_read(in, flush_output, out);
 	u = sp_unwstream_new(&rh, emit, out);
 	if (!u)
 		sp_die("out of memory");
