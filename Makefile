@@ -18,7 +18,7 @@ DEVELOPER_CFLAGS = -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
 	-Wno-unused-parameter -Wno-missing-field-initializers -Werror
 ALL_CFLAGS = -std=gnu11 $(DEVELOPER_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) \
 	-Ilib -DSP_VERSION='"$(VERSION)"' -D_GNU_SOURCE
-LDLIBS = -lunwind-x86_64 -lunwind -ldw -lelf -lz -lpthread
+LDLIBS = -lunwind-x86_64 -lunwind -ldw -lelf -liberty -llzma -lz -lpthread
 ifdef SANITIZE
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
@@ -33,7 +33,8 @@ endif
 TOOLS = sp-record sp-unwind sp-symbolize sp-fold sp-spool
 
 LIB_OBJ = cli io stream raw unwound elfcache procs perf proc record \
-	unwind intern unwstream symbolize symtext fold spool
+	unwind intern unwstream symbolize symtext fold spool \
+	debuginfo dwarfinfo demangle jitdump
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
@@ -78,7 +79,7 @@ $(O)/build/unit/%: tests/unit/%.c tests/unit/unit.h $(LIB_A)
 
 # Packages the build and the tests need, installed when missing and root.
 DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev bats bats-assert \
-	bats-support g++ binutils
+	bats-support g++ binutils libiberty-dev liblzma-dev xz-utils
 deps:
 	@sh tests/install-deps.sh $(DEPS)
 

@@ -3,13 +3,24 @@
  * symbolize.h: turn the addresses of an unwound stack into named frames.
  *
  * User addresses go through the process table (struct sp_procs) to a
- * mapping: ELF files and the [vdso] image by .symtab else .dynsym, JIT code
- * and addresses in no mapping by /tmp/perf-PID.map; kernel addresses by
- * /proc/kallsyms.  Return addresses are looked up at address - 1 so a call
- * at the very end of a function is not blamed on the next one.  Stacks come
- * once per (pid, ID), so the work that repeats is per address: results are
- * cached by (ELF file, address), and the kernel and perf-map tables are
- * loaded once, lazily, when the first frame needs them.
+ * mapping.  ELF files and the [vdso] image are named by .symtab, else by a
+ * separate debug file (build-id directories, .gnu_debuglink), else by
+ * MiniDebugInfo, else by .dynsym; their DWARF (the file's own or the debug
+ * file's) expands an address into its inline chain, innermost first, with
+ * source file and line.  C++ and Rust names are demangled.  JIT code and
+ * addresses in no mapping are named by the process's jitdump file (found
+ * through its MMAP record) and /tmp/perf-PID.map; kernel addresses by
+ * kallsyms.  Return addresses are looked up at address - 1 so a call at the
+ * very end of a function is not blamed on the next one.
+ *
+ * Stacks come once per (pid, ID), so the work that repeats is per address:
+ * results are cached by (ELF file, address), each module's debug files and
+ * DWARF are opened once and indexed for binary search, and the kernel, perf
+ * map and jitdump tables are loaded once, lazily, when the first frame
+ * needs them.  A file whose build-id is not the one recorded in its MMAP
+ * record was replaced since the recording: its frames are named from a
+ * build-id debug file of the recorded ID if there is one, otherwise left
+ * unnamed and flagged stale, never named from the wrong file.
  */
 #ifndef SP_SYMBOLIZE_H
 #define SP_SYMBOLIZE_H
@@ -38,6 +49,37 @@ void sp_symbolizer_free(struct sp_symbolizer *s);
 int sp_symbolizer_set_kallsyms(struct sp_symbolizer *s, const char *path);
 int sp_symbolizer_set_perf_map_dir(struct sp_symbolizer *s, const char *dir);
 
+#define SP_SYM_NO_LINES		0x1	/* leave FILE and LINE empty */
+#define SP_SYM_NO_INLINES	0x2	/* one frame per address */
+#define SP_SYM_NO_DEMANGLE	0x4	/* names as in the symbol tables */
+#define SP_SYM_NO_SYSTEM_DEBUG	0x8	/* do not search /usr/lib/debug */
+
+/* Set SP_SYM_* flags; call before the first lookup. */
+void sp_symbolizer_set_flags(struct sp_symbolizer *s, unsigned flags);
+
+/*
+ * Search dir for debug files before /usr/lib/debug (see debuginfo.h).
+ * Call before the first lookup.  Returns 0 or -ENOMEM.
+ */
+int sp_symbolizer_add_debug_dir(struct sp_symbolizer *s, const char *dir);
+
+/*
+ * A kernel symbol captured at record time (a KSYM record: start, size or 0,
+ * "name" or "name [module]"); once one is added, kallsyms files are not
+ * read.  Returns 0 or -ENOMEM.
+ */
+int sp_symbolizer_add_ksym(struct sp_symbolizer *s, uint64_t start,
+			   uint64_t size, const char *name);
+
+/*
+ * Text of pid's perf map (perf-PID.map lines, len bytes, copied) taken by
+ * the recorder (a PERFMAP record): used instead of the file, which may be
+ * gone.  It adds to what earlier calls gave for pid, unless reset is set
+ * (the file was rewritten).  Returns 0 or -ENOMEM.
+ */
+int sp_symbolizer_add_perf_map(struct sp_symbolizer *s, uint32_t pid,
+			       const char *text, size_t len, int reset);
+
 /*
  * Apply a record of stream.h (MMAP, COMM, FORK, EXIT, IMAGE) to the process
  * table and to the thread names.  Returns 1 and fills *comm when the record
@@ -50,11 +92,22 @@ int sp_symbolizer_apply(struct sp_symbolizer *s, const struct sp_rec_hdr *rec,
 
 /*
  * Resolve one user address of pid; precise is set for an exact IP (a
- * leaf), clear for a return address.  Fills *f; its strings belong to the
- * symbolizer and live as long as it.  Returns 0 or -ENOMEM.
+ * leaf), clear for a return address.  Fills *f with the frame of the
+ * function that holds the address (the outermost of its inline chain); its
+ * strings belong to the symbolizer and live as long as it.  Returns 0 or
+ * -ENOMEM.
  */
 int sp_symbolize_user(struct sp_symbolizer *s, uint32_t pid, uint64_t addr,
 		      int precise, struct sp_frame *f);
+
+/*
+ * Resolve one user address into its inline chain, innermost first (kind
+ * inline), ending with the function that holds them: at most max frames
+ * into f.  Returns the number of frames (at least 1) or -ENOMEM.
+ */
+int sp_symbolize_user_chain(struct sp_symbolizer *s, uint32_t pid,
+			    uint64_t addr, int precise, struct sp_frame *f,
+			    unsigned max);
 
 /* Resolve a kernel address, as sp_symbolize_user(). */
 int sp_symbolize_kernel(struct sp_symbolizer *s, uint64_t addr, int precise,
@@ -62,12 +115,14 @@ int sp_symbolize_kernel(struct sp_symbolizer *s, uint64_t addr, int precise,
 
 /*
  * Resolve every frame of a parsed STACK record, leaf first: its kernel
- * frames, then its user frames, into frames[nr_kernel + nr_user], and
- * remember (pid, ID) as defined.  Returns 0 or -ENOMEM.
+ * frames, then its user frames each expanded into its inline chain, and
+ * mark interpreter glue between Python frames hidden.  *frames points to
+ * *n frames owned by the symbolizer, valid until the next call.  Remembers
+ * (pid, ID) as defined.  Returns 0 or -ENOMEM.
  */
 int sp_symbolize_stack(struct sp_symbolizer *s,
 		       const struct sp_unw_stack_view *v,
-		       struct sp_frame *frames);
+		       const struct sp_frame **frames, size_t *n);
 
 /* Whether a STACK of (pid, id) was resolved by sp_symbolize_stack(). */
 int sp_symbolizer_has_stack(const struct sp_symbolizer *s, uint32_t pid,
@@ -79,12 +134,38 @@ struct sp_symbolize_stats {
 	uint64_t unresolved;	/* frames with origin none */
 	uint64_t no_kallsyms;	/* kernel frames with no kernel symbols */
 	uint64_t perf_map_loads;
+	uint64_t inline_frames;	/* frames of kind inline */
+	uint64_t resolved;	/* distinct (module, address) resolutions */
+	uint64_t modules;	/* ELF modules symbolized */
+	uint64_t dwarf_opens;	/* modules whose DWARF was opened */
+	uint64_t dwarf_units;	/* compilation units indexed */
+	uint64_t debug_files;	/* separate debug files and images opened */
+	uint64_t jitdump_loads;
+	uint64_t stale_frames;	/* frames of replaced files, left unnamed */
 };
 
 void sp_symbolizer_stats(const struct sp_symbolizer *s,
 			 struct sp_symbolize_stats *st);
 
+/* A file whose build-id differs from the recorded one. */
+struct sp_mismatch {
+	const char *path;
+	char recorded[41], on_disk[41];	/* hex; on_disk "" if it has none */
+	int recovered;		/* named from a build-id debug file instead */
+	uint64_t frames;	/* frames of it that were left unnamed */
+};
+
+/* The mismatches found so far: *n of them, owned by the symbolizer. */
+const struct sp_mismatch *sp_symbolizer_mismatches(const struct sp_symbolizer *s,
+						   size_t *n);
+
 /* Whether name is start-up glue that flame graphs leave out (_start, ...). */
 int sp_symbol_hidden(const char *name);
+
+/*
+ * Whether name is CPython glue that runs between two Python frames
+ * (_PyEval_EvalFrameDefault, PyObject_Vectorcall, ...).
+ */
+int sp_symbol_python_glue(const char *name);
 
 #endif

@@ -16,6 +16,7 @@ static const char *const kind_names[SP_FK_MAX] = {
 
 static const char *const origin_names[SP_FO_MAX] = {
 	"none", "symtab", "dynsym", "perf-map", "vdso", "kallsyms",
+	"debuglink", "buildid", "minidebuginfo", "jitdump",
 };
 
 static const char *const type_names[] = {
@@ -83,12 +84,16 @@ static int write_frame(struct sp_out *out, const struct sp_st_frame *fr)
 	char line[16];
 	int r;
 
+	static const char *const flag_names[4] = {
+		"-", "hidden", "stale", "hidden,stale",
+	};
+
 	r = sp_out_printf(out, "frame\t%" PRIu32 "\t%" PRIu32 "\t%" PRIu32
 			  "\t%s\t%s\t%s\t0x%" PRIx64 "\t",
 			  fr->pid, fr->id, fr->index,
 			  sp_frame_kind_name(f->kind),
 			  sp_frame_origin_name(f->origin),
-			  (f->flags & SP_SYMF_HIDDEN) ? "hidden" : "-",
+			  flag_names[f->flags & (SP_SYMF_HIDDEN | SP_SYMF_STALE)],
 			  f->addr);
 	if (!r)
 		r = put_field(out, f->function ? f->function : "[unknown]");
@@ -279,6 +284,8 @@ static const char *parse_frame(const char **f, unsigned nf,
 
 		if (n == 6 && !strncmp(p, "hidden", 6))
 			fr->f.flags |= SP_SYMF_HIDDEN;
+		else if (n == 5 && !strncmp(p, "stale", 5))
+			fr->f.flags |= SP_SYMF_STALE;
 		p += n;
 		if (*p)
 			p++;

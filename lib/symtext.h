@@ -34,8 +34,8 @@ enum sp_frame_kind {
 	SP_FK_KERNEL,
 	SP_FK_JIT,		/* anonymous executable memory */
 	SP_FK_UNKNOWN,		/* in no mapping at all */
-	SP_FK_INLINE,		/* reserved: an inlined call inside a frame */
-	SP_FK_INTERP,		/* reserved: an interpreter's own frame */
+	SP_FK_INLINE,		/* a function inlined at this frame's address */
+	SP_FK_INTERP,		/* an interpreter's glue between its own frames */
 	SP_FK_MAX
 };
 
@@ -47,19 +47,24 @@ enum sp_frame_origin {
 	SP_FO_PERFMAP,
 	SP_FO_VDSO,
 	SP_FO_KALLSYMS,
+	SP_FO_DEBUGLINK,	/* a debug file named by .gnu_debuglink */
+	SP_FO_BUILDID,		/* a debug file found by build-id */
+	SP_FO_MINIDEBUG,	/* .gnu_debugdata ("minidebuginfo") */
+	SP_FO_JITDUMP,		/* a jit-PID.dump file */
 	SP_FO_MAX
 };
 
 /* Frame flags */
-#define SP_SYMF_HIDDEN	0x1	/* start-up glue that sp-fold leaves out */
+#define SP_SYMF_HIDDEN	0x1	/* glue that sp-fold leaves out ("hidden") */
+#define SP_SYMF_STALE	0x2	/* file replaced since the recording ("stale") */
 
 /* One resolved frame.  NULL strings and line 0 are written as "-". */
 struct sp_frame {
 	uint64_t addr;		/* the address as unwound (a return address) */
 	const char *function;	/* never NULL when written */
 	const char *module;	/* mapping path, "[vdso]", "[kernel]", "[anon]" */
-	const char *file;	/* source file */
-	uint32_t line;
+	const char *file;	/* source file, from DWARF or jitdump */
+	uint32_t line;		/* source line, 0 unknown */
 	uint8_t kind;		/* enum sp_frame_kind */
 	uint8_t origin;		/* enum sp_frame_origin */
 	uint16_t flags;		/* SP_SYMF_* */

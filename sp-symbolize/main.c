@@ -21,6 +21,8 @@ static struct options {
 	const char *input;
 	const char *kallsyms;
 	const char *perf_map_dir;
+	unsigned flags;		/* SP_SYM_* */
+	int stats;
 } opt = {
 	.output = "-",
 	.input = "-",
@@ -28,27 +30,47 @@ static struct options {
 
 static void usage(void)
 {
-	printf("usage: sp-symbolize [-o FILE] [--kallsyms FILE] [--perf-map-dir DIR] [FILE]\n"
+	printf("usage: sp-symbolize [-o FILE] [--kallsyms FILE] [--perf-map-dir DIR]\n"
+	       "                    [--debug-dir DIR]... [--no-lines] [--no-inline]\n"
+	       "                    [--no-demangle] [--stats] [FILE]\n"
 	       "\n"
 	       "Read the unwound stream of sp-unwind (FILE or standard input) and write\n"
-	       "the symbolized text stream: every stack's frames with function names.\n"
+	       "the symbolized text stream: every stack's frames with function names,\n"
+	       "inlined functions, source files and lines.\n"
 	       "\n"
 	       "  -o, --output FILE      write to FILE instead of standard output\n"
 	       "      --kallsyms FILE    kernel symbols (default /proc/kallsyms)\n"
 	       "      --perf-map-dir DIR where perf-PID.map files are (default /tmp)\n"
+	       "      --debug-dir DIR    search DIR for debug files before /usr/lib/debug\n"
+	       "                         (DIR/.build-id/xx/rest.debug, DIR/LINK-NAME)\n"
+	       "      --no-system-debug  do not search /usr/lib/debug\n"
+	       "      --no-lines         leave source files and lines out\n"
+	       "      --no-inline        one frame per address, no inlined functions\n"
+	       "      --no-demangle      C++ and Rust names as in the symbol tables\n"
+	       "      --stats            print symbolization counters on standard error\n"
 	       "  -h, --help             show this help and exit\n"
 	       "  -V, --version          show the version and exit\n"
 	       "\n"
-	       "Exit status: 0 ok, 1 kernel frames left unnamed (no kernel symbols),\n"
-	       "2 bad input or failure, 64 usage error.\n");
+	       "Exit status: 0 ok, 1 frames left unnamed (no kernel symbols, or files\n"
+	       "replaced since the recording), 2 bad input or failure, 64 usage error.\n");
 }
 
-enum { OPT_KALLSYMS = 256, OPT_PERF_MAP_DIR };
+enum {
+	OPT_KALLSYMS = 256, OPT_PERF_MAP_DIR, OPT_DEBUG_DIR, OPT_NO_SYSTEM_DEBUG,
+	OPT_NO_LINES, OPT_NO_INLINE, OPT_NO_DEMANGLE, OPT_STATS,
+};
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 	{ "perf-map-dir", required_argument, NULL, OPT_PERF_MAP_DIR },
+	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	{ "no-system-debug", no_argument, NULL, OPT_NO_SYSTEM_DEBUG },
+	{ "no-lines", no_argument, NULL, OPT_NO_LINES },
+	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+	{ "no-inlines", no_argument, NULL, OPT_NO_INLINE },
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -60,24 +82,17 @@ static struct sp_out *out;
 static struct sp_elf_cache *cache;
 static struct sp_procs *procs;
 static struct sp_symbolizer *sym;
-static struct sp_frame *frames;
-static size_t frames_cap;
+static const char **debug_dirs;
+static size_t ndebug_dirs;
 
 static int write_stack(const struct sp_unw_stack_view *v)
 {
-	size_t n = (size_t)v->s->nr_kernel + v->s->nr_user, i;
+	const struct sp_frame *frames;
 	struct sp_st_rec rec;
+	size_t n, i;
 	int r;
 
-	if (n > frames_cap) {
-		struct sp_frame *f = realloc(frames, n * sizeof(*f));
-
-		if (!f)
-			return -ENOMEM;
-		frames = f;
-		frames_cap = n;
-	}
-	r = sp_symbolize_stack(sym, v, frames);
+	r = sp_symbolize_stack(sym, v, &frames, &n);
 	if (r)
 		return r;
 	rec.type = SP_ST_STACK;
@@ -135,6 +150,21 @@ static int one_record(const struct sp_rec_hdr *h, int *summary)
 		return sp_st_write(out, &rec);
 	case SP_REC_THROTTLE:
 		return (bad = sp_rec_check_common(h)) ? sp_in_fail(in, bad) : 0;
+	case SP_REC_KSYM: {
+		const struct sp_ksym_rec *k = (const void *)h;
+
+		if ((bad = sp_rec_check_common(h)))
+			return sp_in_fail(in, bad);
+		return sp_symbolizer_add_ksym(sym, k->start, k->size, k->name);
+	}
+	case SP_REC_PERFMAP: {
+		const struct sp_perfmap_rec *m = (const void *)h;
+
+		if ((bad = sp_rec_check_common(h)))
+			return sp_in_fail(in, bad);
+		return sp_symbolizer_add_perf_map(sym, m->pid, m->text, m->len,
+						  m->flags & SP_PERFMAP_RESET);
+	}
 	case SP_REC_STACK:
 		if ((bad = sp_unw_stack_parse(h, &v)))
 			return sp_in_fail(in, bad);
@@ -171,6 +201,44 @@ static int one_record(const struct sp_rec_hdr *h, int *summary)
 	}
 }
 
+/* Files replaced since the recording; returns how many left frames unnamed. */
+static int report_mismatches(void)
+{
+	const struct sp_mismatch *m;
+	size_t n, i;
+	int bad = 0;
+
+	m = sp_symbolizer_mismatches(sym, &n);
+	for (i = 0; i < n; i++) {
+		if (m[i].recovered) {
+			sp_warn("'%s' was replaced since the recording (build-id %s recorded, %s on disk): named from the debug file of %s",
+				m[i].path, m[i].recorded,
+				*m[i].on_disk ? m[i].on_disk : "none",
+				m[i].recorded);
+			continue;
+		}
+		sp_warn("'%s' was replaced since the recording (build-id %s recorded, %s on disk): %" PRIu64 " frames left unnamed",
+			m[i].path, m[i].recorded,
+			*m[i].on_disk ? m[i].on_disk : "none", m[i].frames);
+		bad++;
+	}
+	return bad;
+}
+
+static void print_stats(const struct sp_symbolize_stats *st)
+{
+	fprintf(stderr, "sp-symbolize: %" PRIu64 " stacks, %" PRIu64 " frames (%"
+		PRIu64 " inline, %" PRIu64 " unresolved), %" PRIu64
+		" distinct addresses resolved\n", st->stacks, st->frames,
+		st->inline_frames, st->unresolved, st->resolved);
+	fprintf(stderr, "sp-symbolize: %" PRIu64 " modules, %" PRIu64
+		" DWARF opened (%" PRIu64 " units), %" PRIu64
+		" debug files opened, %" PRIu64 " perf map loads, %" PRIu64
+		" jitdump loads\n", st->modules, st->dwarf_opens,
+		st->dwarf_units, st->debug_files, st->perf_map_loads,
+		st->jitdump_loads);
+}
+
 static const char *hint(const char *kind)
 {
 	if (!strcmp(kind, "raw"))
@@ -200,6 +268,33 @@ int main(int argc, char **argv)
 			break;
 		case OPT_PERF_MAP_DIR:
 			opt.perf_map_dir = optarg;
+			break;
+		case OPT_DEBUG_DIR: {
+			const char **d = realloc(debug_dirs, (ndebug_dirs + 1) *
+						 sizeof(*d));
+
+			if (!d) {
+				sp_warn("out of memory");
+				return SP_EXIT_FATAL;
+			}
+			debug_dirs = d;
+			debug_dirs[ndebug_dirs++] = optarg;
+			break;
+		}
+		case OPT_NO_SYSTEM_DEBUG:
+			opt.flags |= SP_SYM_NO_SYSTEM_DEBUG;
+			break;
+		case OPT_NO_LINES:
+			opt.flags |= SP_SYM_NO_LINES;
+			break;
+		case OPT_NO_INLINE:
+			opt.flags |= SP_SYM_NO_INLINES;
+			break;
+		case OPT_NO_DEMANGLE:
+			opt.flags |= SP_SYM_NO_DEMANGLE;
+			break;
+		case OPT_STATS:
+			opt.stats = 1;
 			break;
 		case 'h':
 			usage();
@@ -243,6 +338,12 @@ int main(int argc, char **argv)
 		sp_warn("out of memory");
 		goto out;
 	}
+	sp_symbolizer_set_flags(sym, opt.flags);
+	for (c = 0; (size_t)c < ndebug_dirs; c++)
+		if (sp_symbolizer_add_debug_dir(sym, debug_dirs[c])) {
+			sp_warn("out of memory");
+			goto out;
+		}
 	out = sp_out_open(opt.output, 0);
 	if (!out) {
 		sp_warn("cannot open '%s': %s", opt.output, strerror(errno));
@@ -290,6 +391,10 @@ int main(int argc, char **argv)
 			st.no_kallsyms);
 		status = SP_EXIT_PARTIAL;
 	}
+	if (report_mismatches())
+		status = SP_EXIT_PARTIAL;
+	if (opt.stats)
+		print_stats(&st);
 out:
 	c = sp_out_close(out);
 	if (c && c != -EPIPE && status != SP_EXIT_FATAL) {
@@ -300,6 +405,6 @@ out:
 	sp_procs_free(procs);
 	sp_elf_cache_free(cache);
 	sp_in_close(in);
-	free(frames);
+	free(debug_dirs);
 	return status;
 }

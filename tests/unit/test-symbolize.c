@@ -101,7 +101,8 @@ static void test_elf(struct sp_symbolizer *s, struct sp_procs *procs)
 	CHECK(strcmp(f.function, "main") != 0);	/* the byte before main */
 	/* a libc function ASan does not wrap: .symtab or .dynsym */
 	CHECK(sp_symbolize_user(s, pid, (uint64_t)(uintptr_t)&getppid, 1, &f) == 0);
-	CHECK(f.origin == SP_FO_SYMTAB || f.origin == SP_FO_DYNSYM);
+	CHECK(f.origin == SP_FO_SYMTAB || f.origin == SP_FO_DYNSYM ||
+	      f.origin == SP_FO_BUILDID || f.origin == SP_FO_DEBUGLINK);
 	CHECK(strstr(f.module, "libc") != NULL);
 	(void)sp_test_target(1);
 }
@@ -253,7 +254,8 @@ static void test_stack(struct sp_symbolizer *s)
 	} rec = { .st = { .hdr = { SP_REC_STACK, sizeof(rec) }, .pid = 4000002,
 		.id = 9, .nr_kernel = 1, .nr_user = 2 } };
 	struct sp_unw_stack_view v;
-	struct sp_frame frames[3];
+	const struct sp_frame *frames;
+	size_t n = 0;
 
 	rec.ips[0] = 0x1000;
 	rec.ips[1] = 0x2000;
@@ -261,13 +263,71 @@ static void test_stack(struct sp_symbolizer *s)
 	rec.uflags[0] = SP_FRAME_PRECISE;
 	CHECK(sp_unw_stack_parse(&rec.st.hdr, &v) == NULL);
 	CHECK(!sp_symbolizer_has_stack(s, 4000002, 9));
-	CHECK(sp_symbolize_stack(s, &v, frames) == 0);
+	CHECK(sp_symbolize_stack(s, &v, &frames, &n) == 0);
+	CHECK(n == 3);
+	if (n != 3)
+		return;
 	CHECK(sp_symbolizer_has_stack(s, 4000002, 9));
 	CHECK(!sp_symbolizer_has_stack(s, 4000002, 8));
 	CHECK(frames[0].kind == SP_FK_KERNEL && frames[0].addr == 0x1000);
 	CHECK(frames[1].kind == SP_FK_UNKNOWN && frames[1].addr == 0x2000);
 	CHECK(frames[2].addr == 0x3000);
 	CHECK_STR(frames[2].function, "[unknown]");
+}
+
+/* What the recorder captures: kallsyms text and perf-map snapshots. */
+static void test_captured(struct sp_procs *procs)
+{
+	static const char map1[] = "1000 100 jit_a\n";
+	static const char map2[] = "1000 100 jit_b\n2000 10 jit_c\n";
+	struct sp_symbolizer *s = sp_symbolizer_new(procs);
+	struct sp_frame f;
+
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	CHECK(sp_symbolizer_set_kallsyms(s, "/nonexistent") == 0);
+	/* symbols captured by the recorder, in any order */
+	CHECK(sp_symbolizer_add_ksym(s, 0xffffffffc0000000, 0x80, "ext4_read [ext4]") == 0);
+	CHECK(sp_symbolizer_add_ksym(s, 0xffffffff81001000, 0x100, "do_syscall_64") == 0);
+	CHECK(sp_symbolize_kernel(s, 0xffffffff81001010, 1, &f) == 0);
+	CHECK_STR(f.function, "do_syscall_64");
+	CHECK_STR(f.module, "[kernel]");
+	CHECK(f.origin == SP_FO_KALLSYMS);
+	CHECK(sp_symbolize_kernel(s, 0xffffffffc0000001, 1, &f) == 0);
+	CHECK_STR(f.function, "ext4_read");
+	CHECK_STR(f.module, "[ext4]");
+	/* past a captured symbol's size is no symbol */
+	CHECK(sp_symbolize_kernel(s, 0xffffffff81001200, 1, &f) == 0);
+	CHECK_STR(f.function, "[kernel]");
+	CHECK(sp_symbolizer_add_ksym(s, 0xffffffff81000000, 0x1000, "_stext") == 0);
+	CHECK(sp_symbolize_kernel(s, 0xffffffff81000010, 1, &f) == 0);
+	CHECK_STR(f.function, "_stext");
+	/* a snapshot stands for the file, which is not there */
+	CHECK(sp_symbolizer_set_perf_map_dir(s, "/nonexistent") == 0);
+	CHECK(sp_symbolizer_add_perf_map(s, 4100000, map1, sizeof(map1) - 1, 0) == 0);
+	CHECK(sp_symbolize_user(s, 4100000, 0x1010, 1, &f) == 0);
+	CHECK_STR(f.function, "jit_a");
+	CHECK(f.kind == SP_FK_JIT && f.origin == SP_FO_PERFMAP);
+	/* appended text: a later line for the same code wins */
+	CHECK(sp_symbolizer_add_perf_map(s, 4100000, map2, sizeof(map2) - 1, 0) == 0);
+	CHECK(sp_symbolize_user(s, 4100000, 0x1011, 1, &f) == 0);
+	CHECK_STR(f.function, "jit_b");
+	CHECK(sp_symbolize_user(s, 4100000, 0x2001, 1, &f) == 0);
+	CHECK_STR(f.function, "jit_c");
+	CHECK(sp_symbolize_user(s, 4100000, 0x3001, 1, &f) == 0);
+	CHECK_STR(f.function, "[unknown]");
+	/* a rewritten file starts over */
+	CHECK(sp_symbolizer_add_perf_map(s, 4100000, "5000 10 jit_d\n", 14, 1) == 0);
+	CHECK(sp_symbolize_user(s, 4100000, 0x2002, 1, &f) == 0);
+	CHECK_STR(f.function, "[unknown]");
+	CHECK(sp_symbolize_user(s, 4100000, 0x5001, 1, &f) == 0);
+	CHECK_STR(f.function, "jit_d");
+	sp_symbolizer_free(s);
+	CHECK(sp_symbol_python_glue("_PyEval_EvalFrameDefault"));
+	CHECK(sp_symbol_python_glue("PyObject_Vectorcall"));
+	CHECK(sp_symbol_python_glue("py_trampoline_evaluator"));
+	CHECK(!sp_symbol_python_glue("PyLong_FromLong"));
 }
 
 int main(void)
@@ -291,6 +351,7 @@ int main(void)
 	test_hidden();
 	test_threads(s);
 	test_stack(s);
+	test_captured(procs);
 	sp_symbolizer_free(s);
 	sp_procs_free(procs);
 	sp_elf_cache_free(cache);

@@ -1,0 +1,638 @@
+/* SPDX-License-Identifier: MIT */
+/* debuginfo.c: build-id, .gnu_debuglink and MiniDebugInfo debug files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <lzma.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "debuginfo.h"
+
+struct sp_symtab {
+	struct sp_sym_entry *syms;
+	size_t n;
+};
+
+struct sp_debugfile {
+	struct sp_debugfile *next;
+	char *key;		/* path, or "mini:PATH" */
+	char *path;		/* NULL for a negative entry */
+	int fd;
+	Elf *elf;
+	uint8_t *image;		/* decompressed MiniDebugInfo */
+	enum sp_debug_how how;
+	int symtab_loaded;
+	struct sp_symtab *symtab;
+};
+
+struct sp_debug_finder {
+	char **roots;
+	size_t nroots;
+	int no_default;
+	struct sp_debugfile *files;
+	unsigned opened;
+};
+
+static const char default_root[] = "/usr/lib/debug";
+
+struct sp_debug_finder *sp_debug_finder_new(int no_default)
+{
+	struct sp_debug_finder *f;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	f = calloc(1, sizeof(*f));
+	if (f)
+		f->no_default = no_default;
+	return f;
+}
+
+static void debugfile_free(struct sp_debugfile *d)
+{
+	sp_symtab_free(d->symtab);
+	if (d->elf)
+		elf_end(d->elf);
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d->image);
+	free(d->key);
+	free(d->path);
+	free(d);
+}
+
+void sp_debug_finder_free(struct sp_debug_finder *f)
+{
+	struct sp_debugfile *d, *next;
+	size_t i;
+
+	if (!f)
+		return;
+	for (d = f->files; d; d = next) {
+		next = d->next;
+		debugfile_free(d);
+	}
+	for (i = 0; i < f->nroots; i++)
+		free(f->roots[i]);
+	free(f->roots);
+	free(f);
+}
+
+int sp_debug_finder_add_dir(struct sp_debug_finder *f, const char *dir)
+{
+	char **r = realloc(f->roots, (f->nroots + 1) * sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	f->roots = r;
+	r[f->nroots] = strdup(dir);
+	if (!r[f->nroots])
+		return -ENOMEM;
+	f->nroots++;
+	return 0;
+}
+
+unsigned sp_debug_finder_opened(const struct sp_debug_finder *f)
+{
+	return f->opened;
+}
+
+Elf *sp_debugfile_elf(const struct sp_debugfile *d)
+{
+	return d->elf;
+}
+
+const char *sp_debugfile_path(const struct sp_debugfile *d)
+{
+	return d->path;
+}
+
+enum sp_debug_how sp_debugfile_how(const struct sp_debugfile *d)
+{
+	return d->how;
+}
+
+/* Roots in search order: --debug-dir ones, then the default. */
+static const char *root_at(const struct sp_debug_finder *f, size_t i)
+{
+	if (i < f->nroots)
+		return f->roots[i];
+	if (i == f->nroots && !f->no_default)
+		return default_root;
+	return NULL;
+}
+
+/* ELF notes and sections */
+
+size_t sp_elf_build_id(Elf *e, uint8_t bid[SP_BUILD_ID_MAX])
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			size_t n = nh.n_descsz;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((char *)d->d_buf + noff, "GNU", 4) || !n)
+				continue;
+			if (n > SP_BUILD_ID_MAX)
+				n = SP_BUILD_ID_MAX;
+			memcpy(bid, (char *)d->d_buf + doff, n);
+			return n;
+		}
+	}
+	return 0;
+}
+
+static Elf_Scn *find_section(Elf *e, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		n = elf_strptr(e, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+int sp_elf_has_section(Elf *e, const char *name)
+{
+	Elf_Scn *scn = find_section(e, name);
+	GElf_Shdr sh;
+
+	return scn && gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+	       sh.sh_size > 0;
+}
+
+uint32_t sp_debuglink_crc(const void *data, size_t len)
+{
+	const Bytef *p = data;
+	uLong crc = crc32(0, Z_NULL, 0);
+
+	while (len) {
+		uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
+
+		crc = crc32(crc, p, n);
+		p += n;
+		len -= n;
+	}
+	return (uint32_t)crc;
+}
+
+void sp_build_id_hex(const uint8_t *bid, size_t len, char *buf)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		buf[2 * i] = hex[bid[i] >> 4];
+		buf[2 * i + 1] = hex[bid[i] & 15];
+	}
+	buf[2 * len] = 0;
+}
+
+/* The cache */
+
+static struct sp_debugfile *cache_find(struct sp_debug_finder *f,
+				       const char *key)
+{
+	struct sp_debugfile *d;
+
+	for (d = f->files; d; d = d->next)
+		if (!strcmp(d->key, key))
+			return d;
+	return NULL;
+}
+
+static struct sp_debugfile *cache_add(struct sp_debug_finder *f,
+				      const char *key)
+{
+	struct sp_debugfile *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->fd = -1;
+	d->key = strdup(key);
+	if (!d->key) {
+		free(d);
+		return NULL;
+	}
+	d->next = f->files;
+	f->files = d;
+	return d;
+}
+
+/*
+ * Open path as a debug file, once: a regular file that is ELF.  Returns the
+ * entry (elf NULL when it is not one).
+ */
+static struct sp_debugfile *open_file(struct sp_debug_finder *f,
+				      const char *path)
+{
+	struct sp_debugfile *d = cache_find(f, path);
+	struct stat sb;
+
+	if (d)
+		return d;
+	d = cache_add(f, path);
+	if (!d)
+		return NULL;
+	if (stat(path, &sb) || !S_ISREG(sb.st_mode))
+		return d;
+	d->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (d->fd < 0)
+		return d;
+	f->opened++;
+	d->elf = elf_begin(d->fd, ELF_C_READ_MMAP, NULL);
+	if (d->elf && elf_kind(d->elf) != ELF_K_ELF) {
+		elf_end(d->elf);
+		d->elf = NULL;
+	}
+	if (!d->elf) {
+		close(d->fd);
+		d->fd = -1;
+		return d;
+	}
+	d->path = strdup(path);
+	if (!d->path) {
+		elf_end(d->elf);
+		d->elf = NULL;
+	}
+	return d;
+}
+
+static int same_build_id(Elf *e, const uint8_t *bid, size_t len)
+{
+	uint8_t have[SP_BUILD_ID_MAX];
+	size_t n = sp_elf_build_id(e, have);
+
+	return n == len && !memcmp(have, bid, n);
+}
+
+static struct sp_debugfile *try_build_id(struct sp_debug_finder *f,
+					 const uint8_t *bid, size_t len)
+{
+	char hex[2 * SP_BUILD_ID_MAX + 1], path[4096];
+	const char *root;
+	size_t i;
+
+	if (len < 2)
+		return NULL;
+	sp_build_id_hex(bid, len, hex);
+	for (i = 0; (root = root_at(f, i)); i++) {
+		struct sp_debugfile *d;
+
+		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", root,
+			 hex, hex + 2);
+		d = open_file(f, path);
+		if (d && d->elf && same_build_id(d->elf, bid, len)) {
+			d->how = SP_DEBUG_BUILDID;
+			return d;
+		}
+	}
+	return NULL;
+}
+
+struct sp_debugfile *sp_debug_find_build_id(struct sp_debug_finder *f,
+					    const uint8_t *bid, size_t bid_len)
+{
+	return try_build_id(f, bid, bid_len);
+}
+
+/* .gnu_debuglink: the name, NUL, padding to 4, and the CRC. */
+static int read_debuglink(Elf *e, char *name, size_t cap, uint32_t *crc)
+{
+	Elf_Scn *scn = find_section(e, ".gnu_debuglink");
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	size_t n, off;
+	const char *p;
+
+	if (!d || !d->d_buf || d->d_size < 8)
+		return -1;
+	p = d->d_buf;
+	n = strnlen(p, d->d_size);
+	off = (n + 4) & ~(size_t)3;
+	if (n == 0 || n >= cap || off + 4 > d->d_size || memchr(p, '/', n))
+		return -1;
+	memcpy(name, p, n + 1);
+	memcpy(crc, p + off, 4);
+	if (elf_getident(e, NULL)[EI_DATA] != ELFDATA2LSB)
+		*crc = __builtin_bswap32(*crc);
+	return 0;
+}
+
+static int crc_ok(struct sp_debugfile *d, uint32_t want)
+{
+	size_t size;
+	const char *data = elf_rawfile(d->elf, &size);
+
+	return data && sp_debuglink_crc(data, size) == want;
+}
+
+static struct sp_debugfile *try_link(struct sp_debug_finder *f,
+				     const char *path, Elf *e,
+				     const uint8_t *bid, size_t bid_len)
+{
+	char link[256], dir[4096], cand[8192];
+	const char *slash = strrchr(path, '/'), *root = NULL;
+	const char *cands[3];
+	uint32_t crc;
+	size_t i, j, dlen;
+
+	if (read_debuglink(e, link, sizeof(link), &crc) || !slash)
+		return NULL;
+	dlen = (size_t)(slash - path);
+	if (dlen >= sizeof(dir))
+		return NULL;
+	memcpy(dir, path, dlen);
+	dir[dlen] = 0;
+	/* next to the file, then in its .debug directory, then the roots */
+	for (i = 0; ; i++) {
+		int k = 0;
+
+		if (i == 0) {
+			snprintf(cand, sizeof(cand), "%s/%s", dir, link);
+			cands[k++] = cand;
+		} else if (i == 1) {
+			snprintf(cand, sizeof(cand), "%s/.debug/%s", dir, link);
+			cands[k++] = cand;
+		} else {
+			root = root_at(f, i - 2);
+			if (!root)
+				break;
+			snprintf(cand, sizeof(cand), "%s%s/%s", root, dir, link);
+			cands[k++] = cand;
+		}
+		for (j = 0; j < (size_t)k; j++) {
+			struct sp_debugfile *d;
+
+			if (!strcmp(cands[j], path))
+				continue;	/* the link names the file itself */
+			d = open_file(f, cands[j]);
+			if (!d || !d->elf)
+				continue;
+			if (bid_len && !same_build_id(d->elf, bid, bid_len))
+				continue;
+			if (!crc_ok(d, crc))
+				continue;
+			d->how = SP_DEBUG_LINK;
+			return d;
+		}
+		if (i >= 2) {
+			/* a flat root: ROOT/LINK */
+			struct sp_debugfile *d;
+
+			snprintf(cand, sizeof(cand), "%s/%s", root, link);
+			d = open_file(f, cand);
+			if (d && d->elf &&
+			    (!bid_len || same_build_id(d->elf, bid, bid_len)) &&
+			    crc_ok(d, crc)) {
+				d->how = SP_DEBUG_LINK;
+				return d;
+			}
+		}
+	}
+	return NULL;
+}
+
+struct sp_debugfile *sp_debug_find(struct sp_debug_finder *f, const char *path,
+				   Elf *e, const uint8_t *bid, size_t bid_len)
+{
+	uint8_t own[SP_BUILD_ID_MAX];
+	struct sp_debugfile *d;
+
+	if (!bid_len) {
+		bid_len = sp_elf_build_id(e, own);
+		bid = own;
+	}
+	d = try_build_id(f, bid, bid_len);
+	if (!d)
+		d = try_link(f, path, e, bid, bid_len);
+	return d;
+}
+
+/* MiniDebugInfo */
+
+static uint8_t *xz_decode(const uint8_t *in, size_t len, size_t *outlen)
+{
+	lzma_stream strm = LZMA_STREAM_INIT;
+	size_t cap = len * 4 + 4096;
+	uint8_t *out = malloc(cap), *p;
+	lzma_ret r;
+
+	if (!out)
+		return NULL;
+	if (lzma_stream_decoder(&strm, 256u << 20, 0) != LZMA_OK) {
+		free(out);
+		return NULL;
+	}
+	strm.next_in = in;
+	strm.avail_in = len;
+	strm.next_out = out;
+	strm.avail_out = cap;
+	for (;;) {
+		r = lzma_code(&strm, LZMA_FINISH);
+		if (r == LZMA_STREAM_END)
+			break;
+		if (r != LZMA_OK && r != LZMA_BUF_ERROR)
+			goto bad;
+		if (strm.avail_out == 0) {
+			if (cap > (512u << 20))
+				goto bad;
+			p = realloc(out, cap * 2);
+			if (!p)
+				goto bad;
+			out = p;
+			strm.next_out = out + cap;
+			strm.avail_out = cap;
+			cap *= 2;
+		} else if (r == LZMA_BUF_ERROR) {
+			goto bad;	/* truncated input */
+		}
+	}
+	*outlen = cap - strm.avail_out;
+	lzma_end(&strm);
+	return out;
+bad:
+	lzma_end(&strm);
+	free(out);
+	return NULL;
+}
+
+struct sp_debugfile *sp_debug_mini(struct sp_debug_finder *f, const char *key,
+				   Elf *e)
+{
+	char ckey[4200];
+	struct sp_debugfile *d;
+	Elf_Scn *scn;
+	Elf_Data *data;
+	size_t n;
+
+	snprintf(ckey, sizeof(ckey), "mini:%s", key);
+	d = cache_find(f, ckey);
+	if (d)
+		return d->elf ? d : NULL;
+	d = cache_add(f, ckey);
+	if (!d)
+		return NULL;
+	scn = find_section(e, ".gnu_debugdata");
+	data = scn ? elf_rawdata(scn, NULL) : NULL;
+	if (!data || !data->d_buf || !data->d_size)
+		return NULL;
+	d->image = xz_decode(data->d_buf, data->d_size, &n);
+	if (!d->image)
+		return NULL;
+	f->opened++;
+	d->elf = elf_memory((char *)d->image, n);
+	if (d->elf && elf_kind(d->elf) != ELF_K_ELF) {
+		elf_end(d->elf);
+		d->elf = NULL;
+	}
+	d->path = d->elf ? strdup(ckey) : NULL;
+	if (!d->elf || !d->path) {
+		if (d->elf)
+			elf_end(d->elf);
+		d->elf = NULL;
+		return NULL;
+	}
+	d->how = SP_DEBUG_MINI;
+	return d;
+}
+
+/* Symbol tables */
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sp_sym_entry *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+struct sp_symtab *sp_symtab_new(Elf *e, GElf_Word type)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		struct sp_symtab *t;
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t n, i, got = 0;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type ||
+		    !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			return NULL;
+		n = sh.sh_size / sh.sh_entsize;
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return NULL;
+		t->syms = calloc(n ? n : 1, sizeof(*t->syms));
+		if (!t->syms) {
+			free(t);
+			return NULL;
+		}
+		for (i = 0; i < n; i++) {
+			GElf_Sym s;
+			const char *name;
+			int st, bind;
+
+			if (!gelf_getsym(d, (int)i, &s))
+				break;
+			st = GELF_ST_TYPE(s.st_info);
+			if ((st != STT_FUNC && st != STT_GNU_IFUNC) ||
+			    s.st_shndx == SHN_UNDEF || !s.st_value)
+				continue;
+			name = elf_strptr(e, sh.sh_link, s.st_name);
+			if (!name || !*name)
+				continue;
+			bind = GELF_ST_BIND(s.st_info);
+			t->syms[got++] = (struct sp_sym_entry){ .start = s.st_value,
+				.size = s.st_size, .name = name,
+				.rank = bind == STB_GLOBAL ? 0 :
+					bind == STB_WEAK ? 1 : 2 };
+		}
+		if (!got) {
+			sp_symtab_free(t);
+			return NULL;
+		}
+		qsort(t->syms, got, sizeof(*t->syms), sym_cmp);
+		for (i = n = 0; i < got; i++)
+			if (!n || t->syms[n - 1].start != t->syms[i].start)
+				t->syms[n++] = t->syms[i];
+		t->n = n;
+		return t;
+	}
+	return NULL;
+}
+
+void sp_symtab_free(struct sp_symtab *t)
+{
+	if (!t)
+		return;
+	free(t->syms);
+	free(t);
+}
+
+const struct sp_sym_entry *sp_symtab_lookup(const struct sp_symtab *t,
+					    uint64_t vaddr)
+{
+	size_t lo = 0, hi;
+	const struct sp_sym_entry *s;
+
+	if (!t)
+		return NULL;
+	hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->syms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	s = &t->syms[lo - 1];
+	if (vaddr - s->start >= (s->size ? s->size : 4096))
+		return NULL;
+	return s;
+}
+
+const struct sp_symtab *sp_debugfile_symtab(struct sp_debugfile *d)
+{
+	if (!d->symtab_loaded) {
+		d->symtab_loaded = 1;
+		d->symtab = sp_symtab_new(d->elf, SHT_SYMTAB);
+	}
+	return d->symtab;
+}

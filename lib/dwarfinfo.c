@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/* dwarfinfo.c: addresses to inline chains with files and lines, via libdw. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <elfutils/libdw.h>
+#include <dwarf.h>
+
+#include "dwarfinfo.h"
+
+struct cu_range {
+	uint64_t lo, hi;	/* [lo, hi) */
+	Dwarf_Off off;		/* of the CU DIE */
+};
+
+struct sp_dwarf {
+	Dwarf *dw;
+	int indexed;
+	struct cu_range *ranges;	/* CUs: lines of code in no function */
+	size_t n, cap;
+	struct cu_range *fns;	/* out-of-line functions: off is the DIE's */
+	size_t nfns, capfns;
+	unsigned units;
+};
+
+struct sp_dwarf *sp_dwarf_open(Elf *e)
+{
+	struct sp_dwarf *d;
+	Dwarf *dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
+
+	if (!dw)
+		return NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		dwarf_end(dw);
+		return NULL;
+	}
+	d->dw = dw;
+	return d;
+}
+
+void sp_dwarf_free(struct sp_dwarf *d)
+{
+	if (!d)
+		return;
+	dwarf_end(d->dw);
+	free(d->ranges);
+	free(d->fns);
+	free(d);
+}
+
+unsigned sp_dwarf_units(const struct sp_dwarf *d)
+{
+	return d->units;
+}
+
+static int range_push(struct cu_range **v, size_t *n, size_t *cap,
+		      uint64_t lo, uint64_t hi, Dwarf_Off off)
+{
+	if (lo >= hi)
+		return 0;
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 256;
+		struct cu_range *r = realloc(*v, c * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		*v = r;
+		*cap = c;
+	}
+	(*v)[(*n)++] = (struct cu_range){ lo, hi, off };
+	return 0;
+}
+
+/*
+ * The functions with code under die (a CU, a namespace, a class): their
+ * ranges, not their bodies, so indexing reads a small part of the DIEs.
+ */
+static int index_functions(struct sp_dwarf *d, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 16 || dwarf_child(parent, &child))
+		return 0;
+	do {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t it = 0;
+		int r;
+
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+			while ((it = dwarf_ranges(&child, it, &base, &lo, &hi)) > 0)
+				if ((r = range_push(&d->fns, &d->nfns, &d->capfns,
+						    lo, hi, dwarf_dieoffset(&child))))
+					return r;
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+		case DW_TAG_module:
+			if ((r = index_functions(d, &child, depth + 1)))
+				return r;
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+/* Every CU's ranges, once: CUs without .debug_aranges entries too. */
+static void build_index(struct sp_dwarf *d)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	d->indexed = 1;
+	while (dwarf_nextcu(d->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t it = 0;
+
+		if (dwarf_offdie(d->dw, off + hsize, &cu)) {
+			d->units++;
+			while ((it = dwarf_ranges(&cu, it, &base, &lo, &hi)) > 0)
+				if (range_push(&d->ranges, &d->n, &d->cap, lo, hi,
+					       off + hsize))
+					return;
+			if (index_functions(d, &cu, 0))
+				return;
+		}
+		off = next;
+	}
+	qsort(d->ranges, d->n, sizeof(*d->ranges), range_cmp);
+	qsort(d->fns, d->nfns, sizeof(*d->fns), range_cmp);
+}
+
+/* The entry of v (sorted by lo) holding pc, innermost of nested ones. */
+static const struct cu_range *range_find(const struct cu_range *v, size_t n,
+					 uint64_t pc)
+{
+	const struct cu_range *best = NULL;
+	size_t lo = 0, hi = n, i, k;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges rarely overlap; look back a few for the tightest */
+	for (i = lo, k = 0; i-- > 0 && k < 16; k++)
+		if (pc < v[i].hi && (!best || v[i].hi - v[i].lo < best->hi - best->lo))
+			best = &v[i];
+	return best;
+}
+
+static int find_cu(struct sp_dwarf *d, uint64_t pc, Dwarf_Die *cu)
+{
+	const struct cu_range *r;
+
+	if (!d->indexed)
+		build_index(d);
+	r = range_find(d->ranges, d->n, pc);
+	return r && dwarf_offdie(d->dw, r->off, cu) ? 0 : -1;
+}
+
+/*
+ * The inlined instances holding pc inside the function DIE fn, outermost
+ * first, into chain (at most max).  Returns how many.
+ */
+static int inline_path(Dwarf_Die *fn, uint64_t pc, Dwarf_Die *chain, int max)
+{
+	Dwarf_Die die = *fn, child;
+	int n = 0, depth = 0;
+
+	while (depth++ < 256 && dwarf_child(&die, &child) == 0) {
+		int found = 0;
+
+		do {
+			int tag = dwarf_tag(&child);
+
+			if (tag != DW_TAG_inlined_subroutine &&
+			    tag != DW_TAG_lexical_block)
+				continue;
+			if (dwarf_haspc(&child, pc) != 1)
+				continue;
+			if (tag == DW_TAG_inlined_subroutine && n < max)
+				chain[n++] = child;
+			die = child;
+			found = 1;
+			break;
+		} while (dwarf_siblingof(&child, &child) == 0);
+		if (!found)
+			break;
+	}
+	return n;
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *s;
+
+	s = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!s)
+		s = dwarf_formstring(dwarf_attr_integrate(die,
+						DW_AT_MIPS_linkage_name, &a));
+	if (!s)
+		s = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+	return s;
+}
+
+static const char *call_file(Dwarf_Die *cu, Dwarf_Die *inl)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word idx;
+	Dwarf_Files *files;
+	size_t nfiles;
+
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &idx) ||
+	    dwarf_getsrcfiles(cu, &files, &nfiles) || idx >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static uint32_t call_line(Dwarf_Die *inl)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word v;
+
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &v) ||
+	    v > UINT32_MAX)
+		return 0;
+	return (uint32_t)v;
+}
+
+int sp_dwarf_lookup(struct sp_dwarf *d, uint64_t pc, unsigned flags,
+		    struct sp_src_frame *out, unsigned max)
+{
+	Dwarf_Die cu, fn, chain[64];
+	const struct cu_range *r;
+	const char *file = NULL;
+	uint32_t line = 0;
+	unsigned n = 0;
+	int nchain = 0, i, have_fn = 0;
+
+	if (!max)
+		return 0;
+	if (!d->indexed)
+		build_index(d);
+	r = range_find(d->fns, d->nfns, pc);
+	if (r && dwarf_offdie(d->dw, r->off, &fn) &&
+	    dwarf_diecu(&fn, &cu, NULL, NULL))
+		have_fn = 1;
+	else if (find_cu(d, pc, &cu))
+		return 0;
+	if (flags & SP_DWARF_LINES) {
+		Dwarf_Line *l = dwarf_getsrc_die(&cu, pc);
+		int ln;
+
+		if (l) {
+			file = dwarf_linesrc(l, NULL, NULL);
+			if (!dwarf_lineno(l, &ln) && ln > 0)
+				line = (uint32_t)ln;
+		}
+	}
+	if (have_fn)
+		nchain = inline_path(&fn, pc, chain, 64);
+	/* innermost first; each caller executes the call site of its callee */
+	for (i = nchain; i-- > 0 && n < max; ) {
+		if (flags & SP_DWARF_INLINES)
+			out[n++] = (struct sp_src_frame){
+				.function = die_name(&chain[i]),
+				.file = file, .line = line, .inlined = 1 };
+		if (flags & SP_DWARF_LINES) {
+			file = call_file(&cu, &chain[i]);
+			line = call_line(&chain[i]);
+		}
+	}
+	if (have_fn && n < max) {
+		out[n++] = (struct sp_src_frame){ .function = die_name(&fn),
+			.file = file, .line = line };
+	} else if (!have_fn && (file || line)) {
+		/* lines, but no function DIE (assembly): the position alone */
+		out[n++] = (struct sp_src_frame){ .file = file, .line = line };
+	}
+	return (int)n;
+}
