@@ -32,7 +32,7 @@ endif
 
 TOOLS = sp-record sp-unwind sp-symbolize sp-fold sp-spool
 
-LIB_OBJ = cli io stream raw unwound elfcache procs perf proc record \
+LIB_OBJ = cli io stream raw unwound elfcache procs perf proc record launch \
 	unwind intern unwstream symbolize symtext fold spool \
 	debuginfo dwarfinfo demangle jitdump
 

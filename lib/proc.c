@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* proc.c: threads, names, parents, mappings and memory of a live process. */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -8,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -291,20 +294,32 @@ int sp_procfs_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
-static int task_running(pid_t pid, pid_t tid)
+int sp_procfs_state(pid_t pid, pid_t tid, char *state)
 {
 	char path[80], buf[512];
 	const char *p;
+	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
 		 (int)tid);
-	if (read_small(path, buf, sizeof(buf)) < 0)
-		return 0;
+	n = read_small(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
 	/* the state follows the comm, which may itself hold ") " */
 	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
+	if (!p || p[1] != ' ' || !p[2])
+		return -EINVAL;
+	*state = p[2];
+	return 0;
+}
+
+static int task_running(pid_t pid, pid_t tid)
+{
+	char st;
+
+	if (sp_procfs_state(pid, tid, &st))
 		return 0;
-	return p[2] != 'Z' && p[2] != 'X' && p[2] != 'x';
+	return st != 'Z' && st != 'X' && st != 'x';
 }
 
 int sp_procfs_alive(pid_t pid)
@@ -337,5 +352,148 @@ int sp_procfs_read_ll(const char *path, long long *v)
 	*v = strtoll(buf, &end, 10);
 	if (errno || end == buf || (*end != '\n' && *end != 0))
 		return -EINVAL;
+	return 0;
+}
+
+#define NOTE_MAX (64 * 1024)	/* PT_NOTE segments are a few hundred bytes */
+
+/* Find NT_GNU_BUILD_ID among the notes in buf.  Returns its length or 0. */
+static int find_build_id(const uint8_t *buf, size_t len, uint8_t *id,
+			 size_t max)
+{
+	size_t off = 0;
+
+	while (off + 12 <= len) {
+		uint32_t namesz, descsz, type;
+		size_t name_at, desc_at, next;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		name_at = off + 12;
+		desc_at = name_at + ((namesz + 3) & ~3u);
+		next = desc_at + ((descsz + 3) & ~3u);
+		if (desc_at > len || next > len || next <= off)
+			return 0;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 &&
+		    !memcmp(buf + name_at, "GNU", 4) && descsz) {
+			if (descsz > max)
+				descsz = (uint32_t)max;
+			memcpy(id, buf + desc_at, descsz);
+			return (int)descsz;
+		}
+		off = next;
+	}
+	return 0;
+}
+
+int sp_elf_fd_build_id(int fd, uint8_t *id, size_t max)
+{
+	unsigned char ident[EI_NIDENT];
+	Elf64_Ehdr e64;
+	Elf32_Ehdr e32;
+	uint64_t phoff;
+	unsigned phnum, phentsize, i;
+	int is64, n = 0;
+	uint8_t *buf;
+
+	if (pread(fd, ident, sizeof(ident), 0) != (ssize_t)sizeof(ident))
+		return 0;
+	if (memcmp(ident, ELFMAG, SELFMAG))
+		return 0;
+	is64 = ident[EI_CLASS] == ELFCLASS64;
+	if (is64) {
+		if (pread(fd, &e64, sizeof(e64), 0) != (ssize_t)sizeof(e64))
+			return 0;
+		phoff = e64.e_phoff;
+		phnum = e64.e_phnum;
+		phentsize = e64.e_phentsize;
+		if (phentsize != sizeof(Elf64_Phdr))
+			return 0;
+	} else if (ident[EI_CLASS] == ELFCLASS32) {
+		if (pread(fd, &e32, sizeof(e32), 0) != (ssize_t)sizeof(e32))
+			return 0;
+		phoff = e32.e_phoff;
+		phnum = e32.e_phnum;
+		phentsize = e32.e_phentsize;
+		if (phentsize != sizeof(Elf32_Phdr))
+			return 0;
+	} else {
+		return 0;
+	}
+	buf = malloc(NOTE_MAX);
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < phnum && i < 256 && !n; i++) {
+		uint64_t off, size;
+		uint32_t type;
+
+		if (is64) {
+			Elf64_Phdr ph;
+
+			if (pread(fd, &ph, sizeof(ph), (off_t)(phoff + (uint64_t)i * phentsize)) !=
+			    (ssize_t)sizeof(ph))
+				break;
+			type = ph.p_type;
+			off = ph.p_offset;
+			size = ph.p_filesz;
+		} else {
+			Elf32_Phdr ph;
+
+			if (pread(fd, &ph, sizeof(ph), (off_t)(phoff + (uint64_t)i * phentsize)) !=
+			    (ssize_t)sizeof(ph))
+				break;
+			type = ph.p_type;
+			off = ph.p_offset;
+			size = ph.p_filesz;
+		}
+		if (type != PT_NOTE || !size)
+			continue;
+		if (size > NOTE_MAX)
+			size = NOTE_MAX;
+		if (pread(fd, buf, size, (off_t)off) != (ssize_t)size)
+			continue;
+		n = find_build_id(buf, size, id, max);
+	}
+	free(buf);
+	return n;
+}
+
+int sp_procfs_build_id(pid_t pid, const struct sp_procfs_map *m, uint8_t *id,
+		       size_t max)
+{
+	char path[96];
+	struct stat st;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && m->path[0] == '/') {
+		fd = open(m->path, O_RDONLY | O_CLOEXEC);
+		/* a path may now name another file than the one mapped */
+		if (fd >= 0 && (fstat(fd, &st) || st.st_ino != m->ino ||
+				major(st.st_dev) != m->maj ||
+				minor(st.st_dev) != m->min)) {
+			close(fd);
+			return -ESTALE;
+		}
+	}
+	if (fd < 0)
+		return -errno;
+	n = sp_elf_fd_build_id(fd, id, max);
+	close(fd);
+	return n;
+}
+
+int sp_procfs_uid(pid_t pid, uid_t *uid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st))
+		return gone(errno);
+	*uid = st.st_uid;
 	return 0;
 }

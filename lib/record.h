@@ -5,10 +5,18 @@
  *
  * Every thread of each target gets one inherited event per online CPU, so
  * threads and children created later are followed by the kernel; all events
- * of a CPU share one ring buffer.  Records of different CPUs reach the output
+ * of a CPU share one ring buffer.  A command launched suspended (launch.h)
+ * needs only one event per CPU: the kernel enables them at its exec and
+ * inheritance covers every thread and child after that.  Records of different CPUs reach the output
  * in time order: each consume pass reads every buffer into a queue, sorts it,
  * and writes what is older than a horizon a little before the pass began;
  * the rest waits for the next pass, and finish writes everything.
+ *
+ * Besides what the kernel sends, the recorder writes what a later reader
+ * could not find any more: the [vdso] bytes of every process, the kernel
+ * symbols the samples hit (SP_REC_KSYM, from /proc/kallsyms), the build ids
+ * of mapped files, and what the targets append to /tmp/perf-PID.map
+ * (SP_REC_PERFMAP).
  *
  * Use: sp_recorder_new(), sp_recorder_attach(), then loop on
  * sp_recorder_wait() and sp_recorder_consume() until a deadline, a signal
@@ -36,6 +44,28 @@ struct sp_out;
 #define SP_RECORD_DEFAULT_PAGES	2048	/* 8 MiB per CPU with 4 KiB pages */
 #define SP_RECORD_MAX_PAGES	65536
 
+/*
+ * How sp_recorder_attach() starts sampling (stackpulse 0.5's AttachMode).
+ */
+enum sp_attach_mode {
+	/*
+	 * StopAttachEnableResume: pause every thread with ptrace(2)
+	 * (PTRACE_SEIZE and PTRACE_INTERRUPT, following clones and forks),
+	 * open the events, enable them, resume.  No thread is missed or
+	 * created unseen; the pause lasts milliseconds and is undone by the
+	 * kernel if the recorder dies.  The calling thread becomes the
+	 * tracer for that time.
+	 */
+	SP_ATTACH_STOP,
+	/* open the events while the targets run; re-scan for new threads */
+	SP_ATTACH_LIVE,
+	/*
+	 * AttachWithEnableOnExec: one suspended child of sp_launch_suspended()
+	 * that has not exec'd yet; its events count from its exec on.
+	 */
+	SP_ATTACH_ENABLE_ON_EXEC,
+};
+
 struct sp_record_opts {
 	uint64_t frequency;	/* samples per second per thread */
 	uint32_t stack_size;	/* user stack bytes per sample: 8..65528, 8 | n */
@@ -44,9 +74,17 @@ struct sp_record_opts {
 				   0: the default, halved while locked memory
 				   is short */
 	int kernel;		/* SP_RECORD_KERNEL_* */
+	enum sp_attach_mode attach;
+	unsigned attach_hold_ms;	/* SP_ATTACH_STOP: keep the targets
+					   paused this long (for tests) */
+	const char *perfmap_dir;	/* where perf-PID.map files are; NULL:
+					   "/tmp" (copied) */
 };
 
-/* Fill o with the defaults: 99 Hz, 61440 bytes, cpu-clock, 0, AUTO. */
+/*
+ * Fill o with the defaults: 99 Hz, 61440 bytes, cpu-clock, 0, AUTO,
+ * SP_ATTACH_STOP, no hold, /tmp.
+ */
 void sp_record_opts_init(struct sp_record_opts *o);
 
 /*
@@ -63,6 +101,11 @@ struct sp_record_stats {
 	uint64_t threads;	/* distinct threads seen */
 	uint64_t processes;	/* distinct processes seen */
 	uint64_t duration_ns;
+	uint64_t attach_threads;	/* threads paused (STOP) or opened */
+	uint64_t attach_pause_ns;	/* how long SP_ATTACH_STOP paused them */
+	uint64_t events_open;	/* event descriptors open now */
+	uint64_t ksyms;		/* KSYM records written */
+	uint64_t perfmap_bytes;	/* text of PERFMAP records written */
 };
 
 struct sp_recorder;
@@ -78,13 +121,19 @@ struct sp_recorder *sp_recorder_new(const struct sp_record_opts *o,
 void sp_recorder_free(struct sp_recorder *r);
 
 /*
- * Start sampling the n processes in pids (once per recorder): raise
- * RLIMIT_NOFILE to its hard limit, open the events, re-scan the threads
- * until no new one appears, write the stream header and what /proc says
- * already exists (names, threads, executable mappings, the [vdso] image).
+ * Start sampling the n processes in pids (once per recorder) as o->attach
+ * says: raise RLIMIT_NOFILE to its hard limit, open the events (SP_ATTACH_
+ * STOP: with every thread paused; SP_ATTACH_LIVE: re-scanning the threads
+ * until no new one appears), write the stream header and what /proc says
+ * already exists (names, threads, executable mappings with build ids, the
+ * [vdso] image).  With SP_ATTACH_ENABLE_ON_EXEC, n is 1 and pids[0] a
+ * suspended child (launch.h): only the header is written, the kernel
+ * reports the rest after the exec; resume the child next.  On every path,
+ * errors included, paused targets are resumed before this returns.
  * Returns 0 or -errno: -ESRCH (a process does not exist), -EACCES
- * (not permitted), -EOPNOTSUPP (event not supported here), -EINVAL (bad
- * option), -EMFILE, or a write error.
+ * (not permitted), -EPERM (cannot pause: ptrace refused), -EOPNOTSUPP
+ * (event not supported here), -EINVAL (bad option), -EMFILE (more
+ * threads than descriptors), or a write error.
  */
 int sp_recorder_attach(struct sp_recorder *r, const pid_t *pids, size_t n);
 
@@ -96,8 +145,10 @@ int sp_recorder_attach(struct sp_recorder *r, const pid_t *pids, size_t n);
 int sp_recorder_wait(struct sp_recorder *r, int timeout_ms);
 
 /*
- * Read every buffer and write the queued records that are old enough to be
- * in order.  Returns 0, or -errno of a failed write (-EPIPE: reader gone).
+ * Read every buffer, write what the targets appended to their perf maps,
+ * then the queued records that are old enough to be in order; close the
+ * events of attached threads that have exited.  Returns 0, or -errno of a
+ * failed write (-EPIPE: reader gone).
  */
 int sp_recorder_consume(struct sp_recorder *r);
 

@@ -1,54 +1,87 @@
 /* SPDX-License-Identifier: MIT */
-/* sp-record: sample running processes and write the raw stream. */
+/* sp-record: sample running processes, or a command from its exec, and write the raw stream. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "io.h"
+#include "launch.h"
 #include "perf.h"
 #include "record.h"
 
 #define MAX_PID 4194304		/* PID_MAX_LIMIT */
 #define CHECK_NS (100 * 1000 * 1000ull)
+#define GRACE_NS (3 * 1000 * 1000 * 1000ull)	/* SIGTERM to SIGKILL */
 
 static struct options {
 	pid_t *pids;
 	size_t npids;
+	char **command;		/* argv of COMMAND, or NULL */
 	struct sp_record_opts rec;
+	int attach_given;
 	uint64_t duration_ns;	/* 0: until interrupted or the targets exit */
+	uint64_t timeout_ns;	/* 0: let COMMAND run as long as it likes */
 	const char *output;
+	const char *command_stdout;
 } opt = {
 	.output = "-",
 };
 
 static volatile sig_atomic_t stop;
+static volatile pid_t child_pid;
 
-static void on_signal(int sig)
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
-	stop = sig;
+	(void)uc;
+	if (!child_pid) {
+		stop = sig;
+		return;
+	}
+	/*
+	 * A terminal's ^C already reached COMMAND, which shares our process
+	 * group; a kill(1) aimed at us is passed on.
+	 */
+	if (si->si_code != SI_KERNEL)
+		kill(child_pid, sig);
+}
+
+static void on_child(int sig)
+{
+	(void)sig;	/* only to interrupt poll() */
 }
 
 static void usage(void)
 {
-	printf("usage: %s -p PID[,PID...] [-F HZ] [--stack-size BYTES] [-d SECONDS]\n"
-	       "                 [-e EVENT] [-m PAGES] [-o FILE] [--no-kernel]\n"
+	printf("usage: %s -p PID[,PID...] [--attach stop|live] [options]\n"
+	       "       %s [options] [--timeout SECONDS] [--command-stdout FILE] -- COMMAND [ARGS...]\n"
 	       "       %s -h | -V\n"
 	       "\n"
-	       "Sample every thread of running processes, and the threads and children they\n"
-	       "create, with perf_event_open(2); write the raw stream for sp-unwind.\n"
+	       "Sample every thread of running processes, or of COMMAND from its exec, and the\n"
+	       "threads and children they create, with perf_event_open(2); write the raw\n"
+	       "stream for sp-unwind.\n"
 	       "\n"
 	       "  -p, --pid PID[,PID...]   processes to sample\n"
+	       "      --attach MODE        stop: pause every thread for the milliseconds of\n"
+	       "                           attaching (default); live: do not pause\n"
 	       "  -F, --freq HZ            samples per second of each thread's cpu time,\n"
 	       "                           1..%u (default %u)\n"
 	       "      --stack-size BYTES   user stack copied per sample, a multiple of 8 in\n"
 	       "                           8..%u (default %u)\n"
-	       "  -d, --duration SECONDS   stop after this long (default: at SIGINT or SIGTERM,\n"
-	       "                           or when every process has exited)\n"
+	       "  -d, --duration SECONDS   stop recording after this long (default: at SIGINT\n"
+	       "                           or SIGTERM, or when every process has exited);\n"
+	       "                           COMMAND runs on\n"
+	       "      --timeout SECONDS    end COMMAND after this long: SIGTERM, then SIGKILL\n"
+	       "                           3 s later\n"
+	       "      --command-stdout FILE  COMMAND's standard output when the stream is on\n"
+	       "                           ours (default: our standard error)\n"
 	       "  -e, --event EVENT        %s (default cpu-clock)\n"
 	       "  -m, --mmap-pages PAGES   ring buffer data pages per cpu, a power of 2 in\n"
 	       "                           1..%u (default %u)\n"
@@ -57,8 +90,10 @@ static void usage(void)
 	       "  -h, --help               show this help and exit\n"
 	       "  -V, --version            show the version and exit\n"
 	       "\n"
-	       "Exit status: 0 success, 1 some events were lost, 2 fatal error, 64 usage error.\n",
-	       sp_prog, sp_prog, SP_RECORD_MAX_FREQ, SP_RECORD_DEFAULT_FREQ,
+	       "Exit status: 0 success, 1 some events were lost, 2 fatal error, 64 usage error.\n"
+	       "With COMMAND: COMMAND's exit status (128 + signal when killed), 127 when it is\n"
+	       "not found, 126 when it cannot be executed, 2 when recording failed.\n",
+	       sp_prog, sp_prog, sp_prog, SP_RECORD_MAX_FREQ, SP_RECORD_DEFAULT_FREQ,
 	       SP_RECORD_MAX_STACK, SP_RECORD_DEFAULT_STACK,
 	       sp_perf_event_names(), SP_RECORD_MAX_PAGES,
 	       SP_RECORD_DEFAULT_PAGES);
@@ -88,12 +123,16 @@ static void add_pids(char *list)
 
 static void parse_options(int argc, char **argv)
 {
-	enum { OPT_STACK = 256, OPT_NO_KERNEL };
+	enum { OPT_STACK = 256, OPT_NO_KERNEL, OPT_ATTACH, OPT_TIMEOUT,
+	       OPT_CMD_STDOUT };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
+		{ "attach", required_argument, NULL, OPT_ATTACH },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "stack-size", required_argument, NULL, OPT_STACK },
 		{ "duration", required_argument, NULL, 'd' },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "command-stdout", required_argument, NULL, OPT_CMD_STDOUT },
 		{ "event", required_argument, NULL, 'e' },
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "output", required_argument, NULL, 'o' },
@@ -108,11 +147,22 @@ static void parse_options(int argc, char **argv)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:F:d:e:m:o:hV", longopts,
+	/* "+": the first operand is COMMAND, its options are its own */
+	while ((c = getopt_long(argc, argv, "+:p:F:d:e:m:o:hV", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			add_pids(optarg);
+			break;
+		case OPT_ATTACH:
+			if (!strcmp(optarg, "stop"))
+				opt.rec.attach = SP_ATTACH_STOP;
+			else if (!strcmp(optarg, "live"))
+				opt.rec.attach = SP_ATTACH_LIVE;
+			else
+				sp_usage_error("invalid attach mode '%s': must be stop or live",
+					       optarg);
+			opt.attach_given = 1;
 			break;
 		case 'F':
 			why = sp_parse_u64(optarg, 1, SP_RECORD_MAX_FREQ, &v);
@@ -133,6 +183,15 @@ static void parse_options(int argc, char **argv)
 			if (why)
 				sp_usage_error("invalid duration '%s': %s",
 					       optarg, why);
+			break;
+		case OPT_TIMEOUT:
+			why = sp_parse_seconds(optarg, &opt.timeout_ns);
+			if (why)
+				sp_usage_error("invalid timeout '%s': %s",
+					       optarg, why);
+			break;
+		case OPT_CMD_STDOUT:
+			opt.command_stdout = optarg;
 			break;
 		case 'e':
 			if (sp_perf_event_lookup(optarg, &type, &cfg))
@@ -168,10 +227,18 @@ static void parse_options(int argc, char **argv)
 			sp_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
+	if (optind < argc && opt.npids)
 		sp_usage_error("unexpected argument '%s'", argv[optind]);
-	if (!opt.npids)
+	if (optind < argc)
+		opt.command = argv + optind;
+	if (!opt.npids && !opt.command)
 		sp_usage_error("no process to sample: give -p PID");
+	if (opt.command && opt.attach_given)
+		sp_usage_error("--attach is for -p: COMMAND is recorded from its exec");
+	if (!opt.command && opt.timeout_ns)
+		sp_usage_error("--timeout needs a COMMAND to end");
+	if (!opt.command && opt.command_stdout)
+		sp_usage_error("--command-stdout needs a COMMAND");
 }
 
 static uint64_t mono_ns(void)
@@ -187,25 +254,301 @@ static void handle_signals(void)
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;	/* no SA_RESTART: poll() returns */
+	sa.sa_sigaction = on_signal;	/* no SA_RESTART: poll() returns */
+	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+/* The recording, whichever way it started. */
+static struct sp_recorder *rec;
+static struct sp_out *out;
+static int rec_failed;
+
+/* Write everything out and report; after this the recording is over. */
+static void end_recording(int *lost)
+{
+	struct sp_record_stats st;
+	int e;
+
+	if (!rec)
+		return;
+	e = sp_recorder_finish(rec, &st);
+	if (e && e != -EPIPE) {
+		sp_warn("%s", sp_recorder_error(rec));
+		rec_failed = 1;
+	}
+	if (!e) {
+		e = sp_out_close(out);
+		out = NULL;
+		if (e && e != -EPIPE) {
+			sp_warn("cannot write '%s': %s", opt.output, strerror(-e));
+			rec_failed = 1;
+		}
+	}
+	if (!e) {
+		if (st.lost)
+			sp_warn("%llu samples, %llu lost events, %llu threads, %.2f s; raise -m or lower -F to lose none",
+				(unsigned long long)st.samples,
+				(unsigned long long)st.lost,
+				(unsigned long long)st.threads,
+				st.duration_ns / 1e9);
+		else
+			sp_warn("%llu samples, 0 lost events, %llu threads, %.2f s",
+				(unsigned long long)st.samples,
+				(unsigned long long)st.threads,
+				st.duration_ns / 1e9);
+		*lost = st.lost != 0;
+	}
+	sp_recorder_free(rec);
+	rec = NULL;
+	sp_out_close(out);
+	out = NULL;
+}
+
+/*
+ * One pass of the recording loop.  Returns 0, or 1 when the recording is
+ * over because its reader went away or it failed (reported).
+ */
+static int record_pass(int timeout)
+{
+	int e = sp_recorder_wait(rec, timeout);
+
+	if (e < 0 && e != -EINTR) {
+		sp_warn("cannot wait for the ring buffers: %s", strerror(-e));
+		rec_failed = 1;
+		return 1;
+	}
+	e = sp_recorder_consume(rec);
+	if (e == -EPIPE)
+		return 1;
+	if (e) {
+		sp_warn("%s", sp_recorder_error(rec));
+		rec_failed = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Drop the recording without a summary: the reader is gone or it failed. */
+static void drop_recording(void)
+{
+	sp_recorder_free(rec);
+	rec = NULL;
+	sp_out_close(out);
+	out = NULL;
+}
+
+static int poll_timeout(uint64_t now, uint64_t deadline)
+{
+	if (deadline && deadline - now < 100 * 1000000ull)
+		return (int)((deadline - now + 999999) / 1000000);
+	return 100;
+}
+
+static int record_pids(void)
+{
+	struct sp_record_stats st;
+	uint64_t now, deadline = 0, last_check;
+	char why[256] = "";
+	int e, lost = 0;
+
+	rec = sp_recorder_new(&opt.rec, out);
+	if (!rec)
+		sp_die("out of memory");
+	e = sp_recorder_attach(rec, opt.pids, opt.npids);
+	if (e == -EPERM && !opt.attach_given) {
+		/* ptrace refused (a debugger, a policy): attach without pausing */
+		snprintf(why, sizeof(why), "%s", sp_recorder_error(rec));
+		sp_recorder_free(rec);
+		opt.rec.attach = SP_ATTACH_LIVE;
+		rec = sp_recorder_new(&opt.rec, out);
+		if (!rec)
+			sp_die("out of memory");
+		e = sp_recorder_attach(rec, opt.pids, opt.npids);
+	}
+	if (e == -EPIPE)
+		goto reader_gone;
+	if (e)
+		sp_die("%s", sp_recorder_error(rec));
+	sp_recorder_stats(rec, &st);
+	if (opt.rec.attach == SP_ATTACH_STOP)
+		sp_warn("attached %llu threads in %.1f ms",
+			(unsigned long long)st.attach_threads,
+			st.attach_pause_ns / 1e6);
+	else if (why[0])
+		sp_warn("attached %llu threads without pausing them: %s",
+			(unsigned long long)st.attach_threads, why);
+
+	now = last_check = mono_ns();
+	if (opt.duration_ns)
+		deadline = now + opt.duration_ns;
+	while (!stop) {
+		if (deadline && now >= deadline)
+			break;
+		if (record_pass(poll_timeout(now, deadline))) {
+			if (rec_failed)
+				exit(SP_EXIT_FATAL);
+			goto reader_gone;
+		}
+		now = mono_ns();
+		if (now - last_check >= CHECK_NS) {
+			last_check = now;
+			if (!sp_recorder_active(rec))
+				break;
+		}
+	}
+	end_recording(&lost);
+	free(opt.pids);
+	if (rec_failed)
+		return SP_EXIT_FATAL;
+	return lost ? SP_EXIT_PARTIAL : SP_EXIT_OK;
+
+reader_gone:
+	/* like any filter whose reader has gone: stop quietly, targets untouched */
+	drop_recording();
+	free(opt.pids);
+	return SP_EXIT_OK;
+}
+
+/* The earlier of two deadlines, 0 meaning none. */
+static uint64_t earliest(uint64_t a, uint64_t b)
+{
+	if (!a || (b && b < a))
+		return b;
+	return a;
+}
+
+static int record_command(void)
+{
+	struct sp_launch_opts lo;
+	struct sp_launch *l;
+	uint64_t now, deadline = 0, kill_at = 0, term_at = 0;
+	int e, status, lost = 0, cmd_out = -1;
+	const char *cmd = opt.command[0];
+
+	sp_launch_opts_init(&lo);
+	if (!strcmp(opt.output, "-")) {
+		/* our standard output carries the stream */
+		if (opt.command_stdout) {
+			cmd_out = open(opt.command_stdout,
+				       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+			if (cmd_out < 0)
+				sp_die("cannot open '%s': %s", opt.command_stdout,
+				       strerror(errno));
+			lo.stdout_fd = cmd_out;
+		} else {
+			lo.stdout_fd = 2;
+		}
+	} else if (opt.command_stdout) {
+		cmd_out = open(opt.command_stdout,
+			       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (cmd_out < 0)
+			sp_die("cannot open '%s': %s", opt.command_stdout,
+			       strerror(errno));
+		lo.stdout_fd = cmd_out;
+	}
+	l = sp_launch_suspended(opt.command, NULL, &lo);
+	if (!l)
+		sp_die("cannot start '%s': %s", cmd, strerror(errno));
+	if (cmd_out >= 0)
+		close(cmd_out);
+
+	opt.rec.attach = SP_ATTACH_ENABLE_ON_EXEC;
+	rec = sp_recorder_new(&opt.rec, out);
+	if (!rec) {
+		sp_launch_free(l);
+		sp_die("out of memory");
+	}
+	e = sp_recorder_attach(rec, (pid_t[]){ sp_launch_pid(l) }, 1);
+	if (e && e != -EPIPE) {
+		sp_launch_free(l);	/* never ran: killed and reaped */
+		sp_die("%s", sp_recorder_error(rec));
+	}
+	if (e == -EPIPE)
+		drop_recording();	/* nobody reads: just run it */
+	if (stop) {
+		/* interrupted before COMMAND ran: it never will */
+		sp_launch_free(l);
+		end_recording(&lost);
+		return 128 + stop;
+	}
+	child_pid = sp_launch_pid(l);
+	e = sp_launch_resume(l);
+	if (e) {
+		sp_launch_try_wait(l, &status, 1);
+		child_pid = 0;
+		if (e == -ENOENT && !strchr(cmd, '/'))
+			sp_warn("cannot execute '%s': command not found", cmd);
+		else
+			sp_warn("cannot execute '%s': %s", cmd, strerror(-e));
+		end_recording(&lost);
+		sp_launch_free(l);
+		return e == -ENOENT || e == -ENOTDIR ? 127 : 126;
+	}
+
+	now = mono_ns();
+	if (opt.duration_ns)
+		deadline = now + opt.duration_ns;
+	if (opt.timeout_ns)
+		term_at = now + opt.timeout_ns;
+	for (;;) {
+		uint64_t next = 0;
+		int timeout;
+
+		if (sp_launch_try_wait(l, &status, 0) == 1)
+			break;
+		if (term_at && now >= term_at) {
+			sp_launch_kill(l, SIGTERM);
+			term_at = 0;
+			kill_at = now + GRACE_NS;
+		}
+		if (kill_at && now >= kill_at) {
+			sp_launch_kill(l, SIGKILL);
+			kill_at = 0;
+		}
+		if (rec && deadline && now >= deadline) {
+			end_recording(&lost);	/* COMMAND runs on */
+			deadline = 0;
+		}
+		next = earliest(earliest(deadline, term_at), kill_at);
+		timeout = next ? poll_timeout(now, next) : 100;
+		if (rec) {
+			if (record_pass(timeout))
+				drop_recording();
+		} else {
+			/* SIGCHLD ends the sleep */
+			struct timespec ts = { timeout / 1000,
+					       (long)(timeout % 1000) * 1000000L };
+
+			nanosleep(&ts, NULL);
+		}
+		now = mono_ns();
+	}
+	child_pid = 0;
+	end_recording(&lost);
+	sp_launch_free(l);
+	if (rec_failed)
+		return SP_EXIT_FATAL;
+	return sp_launch_exit_code(status);
 }
 
 int main(int argc, char **argv)
 {
-	struct sp_record_stats st;
-	struct sp_recorder *rec;
-	struct sp_out *out;
-	uint64_t now, deadline = 0, last_check;
 	long long maxf;
-	int e;
 
 	sp_prog = "sp-record";
 	sp_record_opts_init(&opt.rec);
 	parse_options(argc, argv);
+	if (getenv("SP_TEST_ATTACH_DELAY_MS"))
+		opt.rec.attach_hold_ms = (unsigned)atoi(getenv("SP_TEST_ATTACH_DELAY_MS"));
 
 	maxf = sp_record_max_frequency();
 	if (maxf > 0 && opt.rec.frequency > (uint64_t)maxf) {
@@ -220,74 +563,5 @@ int main(int argc, char **argv)
 	if (!out)
 		sp_die("cannot open '%s': %s", opt.output, strerror(errno));
 	handle_signals();
-	rec = sp_recorder_new(&opt.rec, out);
-	if (!rec)
-		sp_die("out of memory");
-	e = sp_recorder_attach(rec, opt.pids, opt.npids);
-	if (e == -EPIPE)
-		goto reader_gone;
-	if (e)
-		sp_die("%s", sp_recorder_error(rec));
-
-	now = last_check = mono_ns();
-	if (opt.duration_ns)
-		deadline = now + opt.duration_ns;
-	while (!stop) {
-		int timeout = 100;
-
-		if (deadline) {
-			if (now >= deadline)
-				break;
-			if (deadline - now < 100 * 1000000ull)
-				timeout = (int)((deadline - now + 999999) / 1000000);
-		}
-		e = sp_recorder_wait(rec, timeout);
-		if (e < 0 && e != -EINTR)
-			sp_die("cannot wait for the ring buffers: %s",
-			       strerror(-e));
-		e = sp_recorder_consume(rec);
-		if (e == -EPIPE)
-			goto reader_gone;
-		if (e)
-			sp_die("%s", sp_recorder_error(rec));
-		now = mono_ns();
-		if (now - last_check >= CHECK_NS) {
-			last_check = now;
-			if (!sp_recorder_active(rec))
-				break;
-		}
-	}
-
-	e = sp_recorder_finish(rec, &st);
-	if (e == -EPIPE)
-		goto reader_gone;
-	if (e)
-		sp_die("%s", sp_recorder_error(rec));
-	e = sp_out_close(out);
-	out = NULL;
-	if (e == -EPIPE)
-		goto reader_gone;
-	if (e)
-		sp_die("cannot write '%s': %s", opt.output, strerror(-e));
-	sp_recorder_free(rec);
-	free(opt.pids);
-	if (st.lost) {
-		sp_warn("%llu samples, %llu lost events, %llu threads, %.2f s; raise -m or lower -F to lose none",
-			(unsigned long long)st.samples,
-			(unsigned long long)st.lost,
-			(unsigned long long)st.threads,
-			st.duration_ns / 1e9);
-		return SP_EXIT_PARTIAL;
-	}
-	sp_warn("%llu samples, 0 lost events, %llu threads, %.2f s",
-		(unsigned long long)st.samples,
-		(unsigned long long)st.threads, st.duration_ns / 1e9);
-	return SP_EXIT_OK;
-
-reader_gone:
-	/* like any filter whose reader has gone: stop quietly, targets untouched */
-	sp_recorder_free(rec);
-	sp_out_close(out);
-	free(opt.pids);
-	return SP_EXIT_OK;
+	return opt.command ? record_command() : record_pids();
 }

@@ -218,7 +218,7 @@ samples_of() {
 		"'$d/busy' 1 5 & p=\$!; '$REC' -p \$p -d 0.5 -o /dev/null; s=\$?; kill \$p; exit \$s"
 	rm -rf "$d"
 	assert_success
-	assert_output --regexp '^sp-record: [0-9]+ samples, 0 lost events, 1 threads, '
+	assert_line --regexp '^sp-record: [0-9]+ samples, 0 lost events, 1 threads, '
 	[ "$(samples_of "$output")" -gt 10 ]
 }
 
@@ -226,7 +226,7 @@ samples_of() {
 	start_target "$BUSY" 1 10
 	run "$REC" -p "$LAST" -d 1 -o "$OUT"
 	assert_success
-	assert_output --regexp '^sp-record: [0-9]+ samples, 0 lost events, 1 threads, 1\.[0-9][0-9] s$'
+	assert_line --regexp '^sp-record: [0-9]+ samples, 0 lost events, 1 threads, 1\.[0-9][0-9] s$'
 	[ "$(samples_of "$output")" -gt 50 ]
 	assert_stream "$OUT"
 }
@@ -262,7 +262,7 @@ samples_of() {
 	run "$REC" -p "$LAST" -F 199 -d 1.5 -o "$OUT"
 	assert_success
 	# the first thread, three more and the child
-	assert_output --regexp '^sp-record: [0-9]+ samples, 0 lost events, 5 threads, '
+	assert_line --regexp '^sp-record: [0-9]+ samples, 0 lost events, 5 threads, '
 	[ "$(samples_of "$output")" -gt 200 ]
 }
 
@@ -275,7 +275,7 @@ samples_of() {
 	b=$LAST
 	run "$REC" -p "$a,$b" -d 0.5 -o "$OUT"
 	assert_success
-	assert_output --regexp '^sp-record: [0-9]+ samples, 0 lost events, 3 threads, '
+	assert_line --regexp '^sp-record: [0-9]+ samples, 0 lost events, 3 threads, '
 }
 
 @test "stops by itself when the target exits" {
@@ -283,7 +283,7 @@ samples_of() {
 	SECONDS=0
 	run timeout 10 "$REC" -p "$LAST" -o "$OUT"
 	assert_success
-	assert_output --regexp '^sp-record: [0-9]+ samples, 0 lost events, 2 threads, '
+	assert_line --regexp '^sp-record: [0-9]+ samples, 0 lost events, 2 threads, '
 	[ "$SECONDS" -le 3 ]
 	assert_stream "$OUT"
 }
@@ -294,7 +294,7 @@ samples_of() {
 	SECONDS=0
 	run timeout 10 "$REC" -p "$TARGET" -F 199 -o "$OUT"
 	assert_success
-	assert_output --regexp '^sp-record: [0-9]+ samples, 0 lost events, 3 threads, '
+	assert_line --regexp '^sp-record: [0-9]+ samples, 0 lost events, 3 threads, '
 	# two threads for about 1.5 s at 199 Hz
 	[ "$(samples_of "$output")" -gt 300 ]
 	[ "$SECONDS" -le 4 ]
@@ -312,7 +312,7 @@ samples_of() {
 	RECPID=
 	assert_equal "$rc" 0
 	run cat "$ERR"
-	assert_output --regexp '^sp-record: [0-9]+ samples, 0 lost events, 1 threads, '
+	assert_line --regexp '^sp-record: [0-9]+ samples, 0 lost events, 1 threads, '
 	assert_stream "$OUT"
 }
 
@@ -334,7 +334,8 @@ samples_of() {
 	SECONDS=0
 	run bash -c "timeout 10 '$REC' -p $LAST -d 5 | head -c 100 >/dev/null; exit \${PIPESTATUS[0]}"
 	assert_success
-	assert_output ''
+	# the attach report, then nothing
+	assert_output --regexp '^sp-record: attached 1 threads in [0-9]+\.[0-9] ms$'
 	[ "$SECONDS" -le 2 ]
 	kill -0 "$LAST"
 }
@@ -343,7 +344,7 @@ samples_of() {
 	start_target "$BUSY" 4 10
 	run "$REC" -p "$LAST" -F 999 -d 3 -o "$OUT"
 	assert_success
-	assert_output --regexp '^sp-record: [0-9]+ samples, 0 lost events, 4 threads, 3\.[0-9][0-9] s$'
+	assert_line --regexp '^sp-record: [0-9]+ samples, 0 lost events, 4 threads, 3\.[0-9][0-9] s$'
 	# two cores shared by four threads: about 2000 samples a second
 	[ "$(samples_of "$output")" -gt 2000 ]
 	assert_stream "$OUT"

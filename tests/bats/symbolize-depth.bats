@@ -308,7 +308,19 @@ EOF_IN
 }
 
 @test "kallsyms captured at record time is read from the recording" {
-	skip "needs sp-record to capture /proc/kallsyms into the stream (recorder feature); the symbolizer side is sp_symbolizer_load_kallsyms(), unit-tested in test-symbolize"
+	need_perf_events
+	head -c 100 /proc/kallsyms | grep -qv '^0000000000000000' ||
+		skip "needs readable kernel addresses (/proc/kallsyms shows zeros)"
+	start_cmd dd if=/dev/zero of=/dev/null bs=1 count=4000000000
+	sp_pipeline "$T/out.folded" -p "$TARGET_PID" -d 2 -F 499
+	assert_pipeline_ok "$T/out.folded"
+	# the reader may be another machine: no kallsyms file at all
+	"$SP_UNWIND" <"$T/out.folded.raw" 2>/dev/null |
+		"$SP_SYMBOLIZE" --kallsyms /nonexistent >"$T/out.sym" 2>"$T/sym.err"
+	grep -q $'\tkernel\tkallsyms\t-\t0xffff[0-9a-f]*\t[a-z_]' "$T/out.sym" ||
+		fail "no kernel frame named from the recording: $(grep -m3 $'\tkernel\t' "$T/out.sym")"
+	! grep -q $'\tkernel\tnone\t' "$T/out.sym" ||
+		fail "kernel frames left unnamed: $(grep -m3 $'\tkernel\tnone\t' "$T/out.sym")"
 }
 
 @test "jitdump: a test JIT's code named from jit-PID.dump with lines (live)" {
@@ -331,7 +343,15 @@ EOF_IN
 }
 
 @test "perf map removed after the recording: names from the recorder's snapshot" {
-	skip "needs sp-record to snapshot /tmp/perf-PID.map into the stream at the end (recorder feature); the symbolizer side is sp_symbolizer_add_perf_map(), unit-tested in test-symbolize"
+	start_cmd "$D/sym-jit" perfmap 4
+	REC_SECONDS=3 record_target
+	# the map is gone and the program with it; the recording still names it
+	stop_targets || true
+	[[ ! -e /tmp/perf-$TARGET_PID.map ]] || fail "the map is still there"
+	resymbolize
+	"$SP_FOLD" "$T/out.sym" >"$T/again.folded"
+	assert_share "$T/again.folded" '(^|;)jit_outer_\[j\];jit_hot_\[j\]($|;)' 10
+	assert_share "$T/again.folded" '(^|;)jit_outer_\[j\];jit_late_hot_\[j\]($|;)' 10
 }
 
 @test "python3.12 -X perf: glue between py:: frames hidden, shown with --hidden" {

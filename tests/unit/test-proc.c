@@ -259,8 +259,50 @@ static void test_read_ll(void)
 	CHECK(sp_procfs_read_ll("/proc/sys/kernel/pid_max", &v) == 0 && v > 0);
 }
 
+static int find_exe(const struct sp_procfs_map *m, void *arg)
+{
+	struct sp_procfs_map *out = arg;
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return 0;
+	exe[n] = 0;
+	if (!(m->prot & PROT_EXEC) || strcmp(m->path, exe))
+		return 0;
+	*out = *m;
+	return 1;
+}
+
+static void test_build_id_uid_state(void)
+{
+	uint8_t a[20], b[20];
+	struct sp_procfs_map m;
+	uid_t uid;
+	char st;
+	int fd, n;
+
+	fd = open("/proc/self/exe", O_RDONLY);
+	CHECK(fd >= 0);
+	n = sp_elf_fd_build_id(fd, a, sizeof(a));
+	close(fd);
+	CHECK(n == 20);	/* gcc links with --build-id on Debian */
+	CHECK(sp_procfs_maps(getpid(), find_exe, &m) == 1);
+	CHECK(sp_procfs_build_id(getpid(), &m, b, sizeof(b)) == n);
+	CHECK(!memcmp(a, b, 20));
+	/* not ELF: no build id, no error */
+	fd = open("/proc/self/status", O_RDONLY);
+	CHECK(sp_elf_fd_build_id(fd, a, sizeof(a)) == 0);
+	close(fd);
+
+	CHECK(sp_procfs_uid(getpid(), &uid) == 0 && uid == geteuid());
+	CHECK(sp_procfs_state(getpid(), getpid(), &st) == 0 && st == 'R');
+	CHECK(sp_procfs_state(getpid(), 0x7ffffff0, &st) == -ESRCH);
+}
+
 int main(void)
 {
+	test_build_id_uid_state();
 	test_parse_map();
 	test_parse_status();
 	test_parse_cpus();

@@ -1,0 +1,554 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# lifecycle.bats: sp-record's launch mode (-- COMMAND), its attach modes
+# (--attach stop|live) and how it follows what the targets spawn: threads,
+# children, exec, thread storms, exits; and what it writes beside the
+# samples (KSYM, PERFMAP, build ids).  Workloads: tests/workloads/lc-*.c.
+
+# shellcheck disable=SC2154	# status, output, stderr: set by bats' run
+load common
+
+setup_file() {
+	local d=$BATS_FILE_TMPDIR
+
+	# rawcheck FILE: what a raw stream holds, one fact a line
+	cat >"$d/rawcheck.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+#include "raw.h"
+int main(int argc, char **argv)
+{
+	FILE *f = fopen(argv[1], "rb");
+	struct sp_raw_header h;
+	struct sp_rec_hdr rh;
+	static uint64_t ks[1 << 20][2];
+	size_t nks = 0, missing = 0, counts[64] = { 0 };
+	uint8_t *b = malloc(SP_REC_MAX);
+
+	if (!f || fread(&h, sizeof(h), 1, f) != 1)
+		return 2;
+	while (fread(&rh, sizeof(rh), 1, f) == 1) {
+		memcpy(b, &rh, sizeof(rh));
+		if (rh.size < 8 || rh.size > SP_REC_MAX ||
+		    fread(b + 8, rh.size - 8, 1, f) != 1)
+			return 3;
+		counts[rh.type < 64 ? rh.type : 63]++;
+		if (rh.type == SP_REC_KSYM && nks < (1 << 20)) {
+			struct sp_ksym_rec *k = (void *)b;
+			ks[nks][0] = k->start;
+			ks[nks++][1] = k->size;
+		} else if (rh.type == SP_REC_SAMPLE) {
+			struct sp_raw_sample *s = (void *)b;
+			uint64_t *ip = (uint64_t *)(s + 1) + s->nr_regs;
+			for (unsigned i = 0; i < s->nr_kernel; i++) {
+				size_t j;
+				for (j = 0; j < nks; j++)
+					if (ip[i] >= ks[j][0] && (!ks[j][1] || ip[i] < ks[j][0] + ks[j][1]))
+						break;
+				missing += j == nks;
+			}
+			printf("sample %u %u\n", s->pid, s->tid);
+		} else if (rh.type == SP_REC_MMAP) {
+			struct sp_mmap_rec *m = (void *)b;
+			printf("mmap %u %s %s ", m->pid, m->flags & SP_REC_SYNTH ? "synth" : "kernel", m->filename);
+			for (int i = 0; i < m->build_id_size; i++)
+				printf("%02x", m->build_id[i]);
+			printf("\n");
+		} else if (rh.type == SP_REC_PERFMAP) {
+			struct sp_perfmap_rec *p = (void *)b;
+			printf("perfmap %u %u %llu\n", p->pid, p->flags, (unsigned long long)p->len);
+			fwrite(p->text, 1, p->len, stdout);
+		} else if (rh.type == SP_REC_COMM) {
+			struct sp_comm_rec *c = (void *)b;
+			printf("comm %u %u %s%s\n", c->pid, c->tid, c->comm, c->flags & SP_COMM_EXEC ? " exec" : "");
+		}
+	}
+	for (int t = 0; t < 64; t++)
+		if (counts[t])
+			printf("type %d %zu\n", t, counts[t]);
+	printf("ksym-missing %zu\n", missing);
+	printf("kernel-flag %u\n", h.ev.flags & SP_EV_KERNEL ? 1 : 0);
+	return 0;
+}
+C
+	cc -O2 -I"$SP_ROOT/lib" -o "$d/rawcheck" "$d/rawcheck.c"
+	# texit: 300 threads that exit after 1 s, the process after 4 s
+	cat >"$d/texit.c" <<'C'
+#include <pthread.h>
+#include <unistd.h>
+static void *f(void *a) { sleep(1); return a; }
+int main(void)
+{
+	pthread_t t;
+	for (int i = 0; i < 300; i++)
+		pthread_create(&t, 0, f, 0);
+	sleep(4);
+	return 0;
+}
+C
+	cc -O2 -pthread -o "$d/texit" "$d/texit.c"
+}
+
+setup() {
+	require_tools
+	need_perf_events
+	build_workloads
+	build_lc_workloads
+	T=$BATS_TEST_TMPDIR
+	RAWCHECK=$BATS_FILE_TMPDIR/rawcheck
+	RECPID=
+}
+
+teardown() {
+	if [[ -n $RECPID ]]; then
+		kill -KILL "$RECPID" 2>/dev/null
+		wait "$RECPID" 2>/dev/null
+	fi
+	stop_targets
+}
+
+# Compile tests/workloads/lc-*.c into $WL_DIR like build_workloads.
+build_lc_workloads() {
+	local c bin tmp
+	for c in "$WL_SRC"/lc-*.c; do
+		bin="$WL_DIR/$(basename "$c" .c)"
+		if [[ ! -x $bin || $c -nt $bin || $WL_SRC/wl.h -nt $bin ]]; then
+			tmp="$bin.tmp.$$"
+			"${WL_CC:-cc}" -O2 -g -fomit-frame-pointer -pthread \
+				-o "$tmp" "$c" || return 1
+			mv -f "$tmp" "$bin" || return 1
+		fi
+	done
+}
+
+# assert_clean FILE: no sanitizer report in a stderr file
+assert_clean() {
+	if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' "$1"; then
+		cat "$1"
+		fail "sanitizer report in $1"
+	fi
+}
+
+# The stream is whole: raw magic first, SUMMARY (type 10, 80 bytes) last.
+assert_stream() {
+	[[ $(head -c 5 "$1") == SPRAW ]] || fail "$1 is not a raw stream"
+	[[ $(tail -c 80 "$1" | od -An -tu4 -N8 | tr -s ' ') == ' 10 80' ]] ||
+		fail "$1 does not end with a summary record"
+}
+
+# The states of every thread of PID, one letter each.
+thread_states() {
+	local f
+	for f in /proc/"$1"/task/*/stat; do
+		sed -n 's/.*) \(.\) .*/\1/p' "$f" 2>/dev/null
+	done | tr -d '\n'
+}
+
+# The number of descriptors process PID has open.
+fd_count() {
+	ls "/proc/$1/fd" 2>/dev/null | wc -l
+}
+
+@test "launch: a 50 ms start-up is recorded from its first function, nothing before exec" {
+	run --separate-stderr sp_record -F 999 -o "$T/s.raw" -- "$WL_DIR/lc-startup" 50
+	assert_success
+	assert_clean <(echo "$stderr")
+	sp_replay "$T/s.raw" "$T/s.folded"
+	assert_pipeline_ok "$T/s.folded"
+	n=$(fold_count "$T/s.folded" '^lc-startup;main;startup_hot(;|$)')
+	((n >= 3)) || { show_folded "$T/s.folded"; fail "only $n samples of main;startup_hot"; }
+	# the child ran sp-record's code until its exec: none of that is there
+	run grep -v '^lc-startup;' "$T/s.folded"
+	assert_output ''
+}
+
+@test "launch: exit status of COMMAND is sp-record's: 0, 3, 128+SIGSEGV" {
+	local -a cases=("exit 0|0" "exit 3|3" "kill -SEGV \$\$|139")
+	local c
+	for c in "${cases[@]}"; do
+		run --separate-stderr sp_record -o "$T/x.raw" -- sh -c "${c%|*}"
+		assert_equal "$status (${c%|*})" "${c#*|} (${c%|*})"
+		assert_stream "$T/x.raw"
+	done
+}
+
+@test "launch: arguments, environment, working directory and stdin pass through" {
+	mkdir "$T/wd"
+	cd "$T/wd"
+	run --separate-stderr env SP_LC_VAR='x  y' sh -c 'echo in | "$0" -o "$1" -- sh -c '\''read l; printf "%s|" "$@"; printf "%s|%s|%s\n" "$SP_LC_VAR" "$PWD" "$l"'\'' sh a "b c" ""' \
+		"$SP_RECORD" "$T/a.raw"
+	assert_success
+	assert_output "a|b c||x  y|$T/wd|in"
+	assert_stream "$T/a.raw"
+}
+
+@test "launch: with the stream on stdout, COMMAND's stdout goes to stderr or --command-stdout" {
+	run --separate-stderr bash -c "'$SP_RECORD' -- sh -c 'echo to-stdout' >'$T/o.raw'"
+	assert_success
+	[[ $stderr == *to-stdout* ]] || fail "COMMAND's output not on stderr: $stderr"
+	assert_stream "$T/o.raw"
+	run --separate-stderr bash -c "'$SP_RECORD' --command-stdout '$T/cmd.out' -- sh -c 'echo to-file' >'$T/o2.raw'"
+	assert_success
+	[[ $stderr != *to-file* ]] || fail "COMMAND's output on stderr: $stderr"
+	assert_equal "$(cat "$T/cmd.out")" to-file
+	assert_stream "$T/o2.raw"
+}
+
+@test "launch: a command that is not found exits 127, one not executable 126" {
+	run -127 sp_record -o "$T/n.raw" -- sp-no-such-command-here
+	assert_failure 127
+	assert_line --index 0 "sp-record: cannot execute 'sp-no-such-command-here': command not found"
+	printf 'x\n' >"$T/noexec"
+	chmod 644 "$T/noexec"
+	run sp_record -o "$T/n.raw" -- "$T/noexec"
+	assert_failure 126
+	assert_line --index 0 "sp-record: cannot execute '$T/noexec': Permission denied"
+	run -127 sp_record -o "$T/n.raw" -- "$T/missing/prog"
+	assert_failure 127
+	assert_line --index 0 "sp-record: cannot execute '$T/missing/prog': No such file or directory"
+}
+
+@test "launch: SIGTERM and SIGINT are passed to COMMAND, the stream is complete" {
+	local sig rc
+	for sig in TERM INT; do
+		"$SP_RECORD" -o "$T/t.raw" -- sleep 30 2>"$T/err" &
+		RECPID=$!
+		sleep 0.5
+		kill -"$sig" "$RECPID"
+		rc=0
+		wait "$RECPID" || rc=$?
+		RECPID=
+		assert_equal "$sig $rc" "$sig $((128 + $(kill -l "$sig")))"
+		assert_stream "$T/t.raw"
+		assert_clean "$T/err"
+	done
+}
+
+@test "launch: -d stops recording while COMMAND runs on, --timeout ends it" {
+	SECONDS=0
+	run --separate-stderr sp_record -d 0.5 -o "$T/d.raw" -- sh -c 'sleep 1.5; exit 5'
+	assert_failure 5
+	((SECONDS >= 1)) || fail "sp-record did not wait for COMMAND"
+	[[ $stderr =~ 0\.[4-6][0-9]\ s ]] || fail "recording did not stop at 0.5 s: $stderr"
+	assert_stream "$T/d.raw"
+
+	SECONDS=0
+	run --separate-stderr sp_record --timeout 0.5 -o "$T/t.raw" -- sleep 30
+	assert_failure 143
+	((SECONDS <= 3)) || fail "--timeout took $SECONDS s"
+	assert_stream "$T/t.raw"
+
+	# a command that ignores SIGTERM is killed after the grace period
+	SECONDS=0
+	run --separate-stderr sp_record --timeout 0.3 -o "$T/k.raw" -- sh -c 'trap "" TERM; exec sleep 30'
+	assert_failure 137
+	((SECONDS <= 6)) || fail "SIGKILL came after $SECONDS s"
+	assert_stream "$T/k.raw"
+}
+
+@test "launch: bad combinations are usage errors" {
+	local -a cases=(
+		"--attach live -- true|--attach is for -p: COMMAND is recorded from its exec"
+		"-p 1 --timeout 1|--timeout needs a COMMAND to end"
+		"-p 1 -- true|unexpected argument 'true'"
+		"--timeout 0 -- true|invalid timeout '0': must be a positive number of seconds"
+		"-p 1 --attach pause|invalid attach mode 'pause': must be stop or live"
+	)
+	local c args msg
+	for c in "${cases[@]}"; do
+		args=${c%%|*}
+		msg=${c#*|}
+		# shellcheck disable=SC2086
+		run "$SP_RECORD" $args
+		assert_equal "$status $args" "64 $args"
+		assert_line --index 0 "sp-record: $msg"
+	done
+}
+
+@test "launch: a forked child's samples appear under its own pid" {
+	run --separate-stderr sp_record -F 999 -o "$T/f.raw" -- "$WL_DIR/wl-fork" 2 0.5
+	assert_success
+	sp_replay "$T/f.raw" "$T/f.folded" --pid
+	assert_pipeline_ok "$T/f.folded"
+	parent=$(grep -E ';main;parent_loop;parent_leaf' "$T/f.folded" | head -1 | cut -d';' -f1)
+	child=$(grep -E ';main;child_loop;child_leaf' "$T/f.folded" | head -1 | cut -d';' -f1)
+	[[ -n $parent && -n $child ]] || { show_folded "$T/f.folded"; fail "parent or child chain missing"; }
+	[[ ${parent##*-} != "${child##*-}" ]] || fail "child sampled under its parent's pid: $parent $child"
+}
+
+@test "launch: fork+exec: the exec'd child's own functions appear under its pid and name" {
+	run --separate-stderr sp_record -F 999 -o "$T/e.raw" -- \
+		"$WL_DIR/lc-spawn" 1.5 0.3 "$WL_DIR/lc-child" 0.8
+	assert_success
+	sp_replay "$T/e.raw" "$T/e.folded" --pid
+	assert_pipeline_ok "$T/e.folded"
+	assert_share "$T/e.folded" '^lc-child-[0-9]+;main;child_main_loop;child_main_leaf(;|$)' 10
+	assert_share "$T/e.folded" '^lc-spawn-[0-9]+;main;spawn_parent_loop;spawn_parent_leaf(;|$)' 30
+	run "$RAWCHECK" "$T/e.raw"
+	assert_line --regexp '^comm [0-9]+ [0-9]+ lc-child exec$'
+}
+
+@test "attach: exec in the target itself: the new program's functions, name and mappings" {
+	start_cmd "$WL_DIR/lc-exec" 1 "$WL_DIR/lc-child" 1.5
+	sp_pipeline "$T/x.folded" -p "$TARGET_PID" -F 999 -d 2.2 -- --pid
+	assert_pipeline_ok "$T/x.folded"
+	assert_share "$T/x.folded" "^lc-exec-$TARGET_PID;main;before_exec_loop;before_exec_leaf(;|\$)" 10
+	assert_share "$T/x.folded" "^lc-child-$TARGET_PID;main;child_main_loop;child_main_leaf(;|\$)" 20
+	run "$RAWCHECK" "$T/x.folded.raw"
+	assert_line --regexp "^mmap $TARGET_PID kernel .*/lc-child [0-9a-f]{40}\$"
+}
+
+@test "stop attach: reported, and the target is paused only while attaching" {
+	start_target wl-threads 6
+	run --separate-stderr sp_record -p "$TARGET_PID" -d 0.5 -o "$T/p.raw"
+	assert_success
+	[[ ${stderr_lines[0]} =~ ^sp-record:\ attached\ 5\ threads\ in\ [0-9]+\.[0-9]\ ms$ ]] ||
+		fail "no attach report: $stderr"
+	[[ $(thread_states "$TARGET_PID") != *[Tt]* ]] || fail "target left stopped: $(thread_states "$TARGET_PID")"
+	assert_stream "$T/p.raw"
+}
+
+@test "stop attach: SIGKILL of sp-record in the middle of attaching leaves the target running" {
+	start_target wl-threads 10
+	SP_TEST_ATTACH_DELAY_MS=5000 "$SP_RECORD" -p "$TARGET_PID" -o "$T/k.raw" 2>"$T/err" &
+	RECPID=$!
+	for ((i = 0; i < 100; i++)); do
+		[[ $(thread_states "$TARGET_PID") == ttttt ]] && break
+		sleep 0.05
+	done
+	assert_equal "$(thread_states "$TARGET_PID")" ttttt	# paused by ptrace
+	kill -KILL "$RECPID"
+	wait "$RECPID" || true
+	RECPID=
+	sleep 0.2
+	states=$(thread_states "$TARGET_PID")
+	[[ $states != *[Tt]* ]] || fail "target threads still stopped after sp-record died: $states"
+	# and it makes progress: its cpu time grows
+	t1=$(awk '{ print $14 + $15 }' "/proc/$TARGET_PID/stat")
+	sleep 0.3
+	t2=$(awk '{ print $14 + $15 }' "/proc/$TARGET_PID/stat")
+	((t2 > t1)) || fail "target does not run: cpu time $t1 -> $t2"
+}
+
+@test "stop attach: SIGINT while attaching resumes the target and ends cleanly" {
+	start_target wl-threads 10
+	SP_TEST_ATTACH_DELAY_MS=5000 "$SP_RECORD" -p "$TARGET_PID" -o "$T/i.raw" 2>"$T/err" &
+	RECPID=$!
+	sleep 0.7
+	SECONDS=0
+	kill -INT "$RECPID"
+	rc=0
+	wait "$RECPID" || rc=$?
+	RECPID=
+	assert_equal "$rc" 0
+	((SECONDS <= 2)) || fail "SIGINT took $SECONDS s"
+	[[ $(thread_states "$TARGET_PID") != *[Tt]* ]] || fail "target left stopped"
+	assert_stream "$T/i.raw"
+	assert_clean "$T/err"
+}
+
+@test "stop attach: a target stopped by SIGSTOP stays stopped, also when sp-record is killed" {
+	start_target wl-single 10
+	kill -STOP "$TARGET_PID"
+	sleep 0.1
+	run --separate-stderr sp_record -p "$TARGET_PID" -d 0.3 -o "$T/g.raw"
+	assert_success
+	assert_equal "$(thread_states "$TARGET_PID")" T
+	SP_TEST_ATTACH_DELAY_MS=5000 "$SP_RECORD" -p "$TARGET_PID" -o "$T/g2.raw" 2>/dev/null &
+	RECPID=$!
+	sleep 0.5
+	kill -KILL "$RECPID"
+	wait "$RECPID" || true
+	RECPID=
+	sleep 0.2
+	assert_equal "$(thread_states "$TARGET_PID")" T
+	kill -CONT "$TARGET_PID"
+	sleep 0.2
+	[[ $(thread_states "$TARGET_PID") != *[Tt]* ]] || fail "SIGCONT did not resume it"
+}
+
+@test "live attach: no pause, threads started later are followed" {
+	start_target wl-late 4 1
+	sp_pipeline "$T/l.folded" -p "$TARGET_PID" --attach live -d 2.5 -F 999 -- --tid
+	assert_pipeline_ok "$T/l.folded"
+	run grep -c 'attached' "$T/l.folded.sp-record.err"
+	assert_output 0
+	assert_share "$T/l.folded" '(^|;)late_worker;late_leaf(;|$)' 15
+}
+
+@test "launch: a storm of 10,000 threads completes, leaks nothing, and is sampled" {
+	"$SP_RECORD" -F 4999 -o "$T/st.raw" -- "$WL_DIR/lc-storm" 10000 4 300000 \
+		>"$T/st.out" 2>"$T/st.err" &
+	RECPID=$!
+	sleep 0.3
+	base=$(fd_count "$RECPID")
+	max=$base
+	while kill -0 "$RECPID" 2>/dev/null; do
+		n=$(fd_count "$RECPID")
+		((n > max)) && max=$n
+		sleep 0.2
+	done
+	rc=0
+	wait "$RECPID" || rc=$?
+	RECPID=
+	assert_equal "$rc" 0
+	assert_equal "$(cat "$T/st.out")" 10000
+	assert_clean "$T/st.err"
+	((max <= base)) || fail "descriptors grew from $base to $max"
+	# 5 kHz on thousands of new threads may overrun a buffer now and then
+	grep -qE '^sp-record: [0-9]+ samples, [0-9]+ lost events, 100[0-9][0-9] threads' "$T/st.err" ||
+		fail "summary: $(cat "$T/st.err")"
+	sp_replay "$T/st.raw" "$T/st.folded" --tid
+	assert_pipeline_ok "$T/st.folded"
+	n=$(fold_count "$T/st.folded" ';storm_thread;storm_leaf(;|$)')
+	tids=$(grep -E ';storm_thread;storm_leaf' "$T/st.folded" | cut -d';' -f1 | sort -u | wc -l)
+	((n >= 1000 && tids >= 500)) ||
+		fail "$n samples of storm_leaf in $tids threads"
+}
+
+@test "attach: a storm of 10,000 threads in a running target leaks no descriptor" {
+	start_target lc-storm 10000 4 300000
+	"$SP_RECORD" -p "$TARGET_PID" -F 999 -o "$T/sp.raw" 2>"$T/sp.err" &
+	RECPID=$!
+	sleep 0.5
+	base=$(fd_count "$RECPID")
+	max=$base
+	while kill -0 "$RECPID" 2>/dev/null; do
+		n=$(fd_count "$RECPID")
+		((n > max)) && max=$n
+		sleep 0.2
+	done
+	rc=0
+	wait "$RECPID" || rc=$?
+	RECPID=
+	assert_equal "$rc" 0
+	assert_clean "$T/sp.err"
+	((max <= base)) || fail "descriptors grew from $base to $max"
+	grep -qE '^sp-record: [0-9]+ samples, 0 lost events, [0-9]{4,} threads' "$T/sp.err" ||
+		fail "summary: $(cat "$T/sp.err")"
+	assert_stream "$T/sp.raw"
+}
+
+@test "1,000 threads: launch needs one descriptor per cpu, -p one per thread and cpu" {
+	local ncpu
+	ncpu=$(nproc)
+	"$SP_RECORD" -o "$T/m.raw" -- "$WL_DIR/lc-many" 1000 3 >/dev/null 2>"$T/m.err" &
+	RECPID=$!
+	sleep 2
+	n=$(fd_count "$RECPID")
+	wait "$RECPID"
+	RECPID=
+	echo "# launch mode, 1001 threads: $n descriptors" >&3
+	((n <= ncpu + 16)) || fail "launch mode holds $n descriptors"
+	assert_clean "$T/m.err"
+
+	start_target lc-many 1000 6
+	sleep 0.5
+	"$SP_RECORD" -p "$TARGET_PID" -d 2 -o "$T/m2.raw" 2>"$T/m2.err" &
+	RECPID=$!
+	sleep 1.5
+	n=$(fd_count "$RECPID")
+	wait "$RECPID"
+	RECPID=
+	echo "# -p, 1001 threads: $n descriptors; $(head -1 "$T/m2.err")" >&3
+	((n <= 1001 * ncpu + 16)) || fail "-p holds $n descriptors"
+	grep -q 'attached 1001 threads' "$T/m2.err" || fail "$(cat "$T/m2.err")"
+	assert_stream "$T/m2.raw"
+}
+
+@test "attach: the descriptors of attached threads that exit are closed" {
+	start_cmd "$BATS_FILE_TMPDIR/texit"
+	"$SP_RECORD" -p "$TARGET_PID" -o "$T/x.raw" 2>"$T/x.err" &
+	RECPID=$!
+	sleep 0.4
+	before=$(fd_count "$RECPID")
+	sleep 1.2
+	after=$(fd_count "$RECPID")
+	echo "# 301 threads attached: $before descriptors; after 300 exited: $after" >&3
+	((before >= 300 && after <= 16)) || fail "descriptors $before -> $after"
+	wait "$RECPID"
+	RECPID=
+	assert_clean "$T/x.err"
+	assert_stream "$T/x.raw"
+}
+
+@test "1,000 threads under a low RLIMIT_NOFILE: a clear error, the target unharmed" {
+	start_target lc-many 1000 6
+	sleep 0.5
+	run --separate-stderr bash -c "ulimit -n 512 && exec '$SP_RECORD' -p $TARGET_PID -d 1 -o '$T/r.raw'"
+	assert_failure 2
+	[[ $stderr =~ 1001\ threads\ need\ [0-9]+\ event\ descriptors.*RLIMIT_NOFILE\ 512 ]] ||
+		fail "unclear: $stderr"
+	[[ $(thread_states "$TARGET_PID") != *[Tt]* ]] || fail "target left stopped"
+}
+
+@test "-p with several processes ends when the last exits, with the samples of both" {
+	start_target wl-single 1
+	a=$TARGET_PID
+	start_target wl-single 2
+	b=$TARGET_PID
+	SECONDS=0
+	sp_pipeline "$T/two.folded" -p "$a,$b" -F 999 -- --pid
+	assert_pipeline_ok "$T/two.folded"
+	((SECONDS <= 5)) || fail "took $SECONDS s"
+	assert_share "$T/two.folded" "^wl-single-$a;main;run(;|\$)" 3
+	assert_share "$T/two.folded" "^wl-single-$b;main;run(;|\$)" 40
+}
+
+@test "a process that exits halfway ends the recording cleanly with the samples of its life" {
+	start_target wl-single 1.5
+	SECONDS=0
+	sp_pipeline "$T/h.folded" -p "$TARGET_PID" -F 999 -d 10
+	assert_pipeline_ok "$T/h.folded"
+	((SECONDS <= 4)) || fail "took $SECONDS s for a target of 1.5 s"
+	assert_share "$T/h.folded" '(^|;)main;run(;|$)' 95
+	total=$(fold_count "$T/h.folded")
+	((total >= 300)) || fail "only $total samples"
+}
+
+@test "KSYM records precede every sample that needs them, one per symbol" {
+	[[ $(awk 'NR == 1 { print $1 }' /proc/kallsyms) != 0000000000000000 ]] ||
+		skip "needs readable /proc/kallsyms addresses (kptr_restrict)"
+	start_target wl-fork 4 0.2
+	run sp_record -p "$TARGET_PID" -F 999 -d 1 -o "$T/k.raw"
+	assert_success
+	run "$RAWCHECK" "$T/k.raw"
+	assert_line 'kernel-flag 1'
+	assert_line --regexp '^type 11 [0-9]+$'
+	assert_line 'ksym-missing 0'
+}
+
+@test "build ids: synthesized and kernel MMAP records carry the file's" {
+	command -v readelf >/dev/null || skip "needs readelf (binutils)"
+	want=$(readelf -n "$WL_DIR/lc-child" | sed -n 's/.*Build ID: //p')
+	[[ -n $want ]] || skip "lc-child was built without a build id"
+	start_cmd "$WL_DIR/lc-child" 5
+	run sp_record -p "$TARGET_PID" -d 0.3 -o "$T/b.raw"
+	assert_success
+	run "$RAWCHECK" "$T/b.raw"
+	assert_line "mmap $TARGET_PID synth $WL_DIR/lc-child $want"
+	run sp_record -o "$T/b2.raw" -- "$WL_DIR/lc-child" 0.2
+	assert_success
+	run "$RAWCHECK" "$T/b2.raw"
+	assert_line --regexp "^mmap [0-9]+ kernel $WL_DIR/lc-child $want\$"
+}
+
+@test "PERFMAP: appended lines as they come, a rewrite resets, the map may then go" {
+	# shellcheck disable=SC2016
+	run --separate-stderr sp_record -o "$T/p.raw" -- sh -c '
+		m=/tmp/perf-$$.map
+		printf "1000 10 one\n" >$m; sleep 0.4
+		printf "2000 10 two\n20" >>$m; sleep 0.4
+		printf "00 10 three\n" >>$m; sleep 0.4
+		printf "4000 10 four\n" >$m.new; mv $m.new $m; sleep 0.4
+		rm -f $m'
+	assert_success
+	run "$RAWCHECK" "$T/p.raw"
+	assert_line --index 0 --regexp '^perfmap [0-9]+ 0 12$'
+	pm=$(grep -A1 '^perfmap' <<<"$output" | grep -v '^--$')
+	exp=$(printf 'one\n' ; printf 'two\n'; printf 'three\n'; printf 'four\n')
+	assert_equal "$(grep -v '^perfmap' <<<"$pm" | awk '{ print $3 }')" "$exp"
+	assert_equal "$(grep '^perfmap' <<<"$pm" | awk '{ print $3 }' | tr '\n' ' ')" "0 0 0 1 "
+}
