@@ -7,8 +7,11 @@
 #   make V=1           show commands; SANITIZE=address,undefined; O=DIR for out-of-tree builds
 
 VERSION = 0.1.0
-prefix ?= /usr/local
+PREFIX ?= /usr/local
+prefix ?= $(PREFIX)
 bindir = $(prefix)/bin
+libdir = $(prefix)/lib
+includedir = $(prefix)/include
 mandir = $(prefix)/share/man
 
 CC ?= cc
@@ -17,7 +20,7 @@ CFLAGS ?= -O2 -g
 DEVELOPER_CFLAGS = -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
 	-Wno-unused-parameter -Wno-missing-field-initializers -Werror
 ALL_CFLAGS = -std=gnu11 $(DEVELOPER_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) \
-	-Ilib -DSP_VERSION='"$(VERSION)"' -D_GNU_SOURCE
+	-Ilib -DSP_VERSION='"$(VERSION)"' -D_GNU_SOURCE -fPIC
 LDLIBS = -lunwind-x86_64 -lunwind -ldw -lelf -liberty -llzma -lz -lpthread
 ifdef SANITIZE
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -32,21 +35,27 @@ endif
 
 TOOLS = sp-record sp-unwind sp-symbolize sp-fold sp-spool
 
-LIB_OBJ = cli io stream raw unwound elfcache procs perf proc record launch \
+LIB_OBJ = api io stream raw unwound elfcache procs perf proc record launch \
 	unwind intern unwstream symbolize symtext fold spool \
 	debuginfo dwarfinfo demangle jitdump
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
+# cli: messages and exits for the tools' mains; never in the library
+CLI_OBJ = cli
+
+SONAME = libstackpulse.so.0
 LIB_A = $(O)/lib/libstackpulse.a
+LIB_SO = $(O)/lib/libstackpulse.so.$(VERSION)
+CLI_A = $(O)/lib/libspcli.a
 TOOL_BINS = $(foreach t,$(TOOLS),$(O)/$(t)/$(t))
 UNIT_BINS = $(foreach t,$(UNIT_TESTS),$(O)/build/unit/$(t))
 HDRS = $(wildcard lib/*.h)
 
 .DELETE_ON_ERROR:
-.PHONY: all check test unit bats demo deps clean install bench workloads
+.PHONY: all check test unit bats demo deps clean install bench examples
 
-all: $(TOOL_BINS) $(LIB_A)
+all: $(TOOL_BINS) $(LIB_A) $(LIB_SO) $(O)/lib/stackpulse.pc
 
 $(O)/lib/%.o: lib/%.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -57,17 +66,35 @@ $(LIB_A): $(foreach o,$(LIB_OBJ),$(O)/lib/$(o).o)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
+$(LIB_SO): $(foreach o,$(LIB_OBJ),$(O)/lib/$(o).o) lib/libstackpulse.map
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) \
+		-Wl,--version-script=lib/libstackpulse.map -o $@ \
+		$(foreach o,$(LIB_OBJ),$(O)/lib/$(o).o) $(LDLIBS)
+	$(Q)ln -sf $(notdir $@) $(O)/lib/$(SONAME)
+	$(Q)ln -sf $(SONAME) $(O)/lib/libstackpulse.so
+
+$(CLI_A): $(foreach o,$(CLI_OBJ),$(O)/lib/$(o).o)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(O)/lib/stackpulse.pc: lib/stackpulse.pc.in Makefile
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@prefix@|$(prefix)|' -e 's|@libdir@|$(libdir)|' \
+		-e 's|@includedir@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|' \
+		$< > $@
+
 $(O)/%/main.o: %/main.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 # each tool lives in its own directory: sp-x/sp-x
-$(O)/sp-record/sp-record: $(O)/sp-record/main.o $(LIB_A)
-$(O)/sp-unwind/sp-unwind: $(O)/sp-unwind/main.o $(LIB_A)
-$(O)/sp-symbolize/sp-symbolize: $(O)/sp-symbolize/main.o $(LIB_A)
-$(O)/sp-fold/sp-fold: $(O)/sp-fold/main.o $(LIB_A)
-$(O)/sp-spool/sp-spool: $(O)/sp-spool/main.o $(LIB_A)
+$(O)/sp-record/sp-record: $(O)/sp-record/main.o $(LIB_A) $(CLI_A)
+$(O)/sp-unwind/sp-unwind: $(O)/sp-unwind/main.o $(LIB_A) $(CLI_A)
+$(O)/sp-symbolize/sp-symbolize: $(O)/sp-symbolize/main.o $(LIB_A) $(CLI_A)
+$(O)/sp-fold/sp-fold: $(O)/sp-fold/main.o $(LIB_A) $(CLI_A)
+$(O)/sp-spool/sp-spool: $(O)/sp-spool/main.o $(LIB_A) $(CLI_A)
 $(TOOL_BINS):
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -76,6 +103,15 @@ $(O)/build/unit/%: tests/unit/%.c tests/unit/unit.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Itests/unit -o $@ $< $(LIB_A) $(LDLIBS)
+
+# the tutorials of the original design, as C programs over the public API
+EXAMPLES = $(patsubst examples/%.c,%,$(filter-out examples/demo.c,$(wildcard examples/*.c)))
+EXAMPLE_BINS = $(foreach e,$(EXAMPLES),$(O)/build/examples/$(e))
+examples: $(EXAMPLE_BINS)
+$(O)/build/examples/%: examples/%.c lib/stackpulse.h $(LIB_A)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
 # Packages the build and the tests need, installed when missing and root.
 DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev bats bats-assert \
@@ -87,7 +123,7 @@ SAN_O = build/san
 SAN_FLAGS = SANITIZE=address,undefined O=$(SAN_O) CFLAGS="-O1 -g"
 
 check: deps
-	$(Q)$(MAKE) --no-print-directory $(SAN_FLAGS) all unit-bins
+	$(Q)$(MAKE) --no-print-directory $(SAN_FLAGS) all unit-bins examples
 	$(Q)$(MAKE) --no-print-directory $(SAN_FLAGS) unit
 	$(Q)$(MAKE) --no-print-directory bats
 
@@ -110,9 +146,16 @@ bench: all
 	@sh bench/run.sh
 
 install: all
-	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 \
+		$(DESTDIR)$(libdir)/pkgconfig $(DESTDIR)$(includedir)/stackpulse
 	for t in $(TOOLS); do install -m 755 $(O)/$$t/$$t $(DESTDIR)$(bindir)/$$t; \
 		install -m 644 $$t/$$t.1 $(DESTDIR)$(mandir)/man1/$$t.1; done
+	install -m 644 $(LIB_A) $(DESTDIR)$(libdir)/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(libdir)/
+	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(libdir)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libstackpulse.so
+	install -m 644 $(filter-out lib/cli.h,$(HDRS)) $(DESTDIR)$(includedir)/stackpulse/
+	install -m 644 $(O)/lib/stackpulse.pc $(DESTDIR)$(libdir)/pkgconfig/
 
 clean:
 	rm -rf build lib/*.o lib/*.a sp-*/main.o $(foreach t,$(TOOLS),$(t)/$(t)) \

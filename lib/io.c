@@ -280,7 +280,85 @@ struct sp_out {
 	uint8_t *buf;
 	size_t len, cap;
 	uint64_t bytes;
+	int (*deliver)(void *arg, const void *rec, size_t len);
+	void *deliver_arg;
+	int header_done;
 };
+
+struct sp_out *sp_out_records(int (*fn)(void *arg, const void *rec, size_t len),
+			      void *arg)
+{
+	struct sp_out *out = calloc(1, sizeof(*out));
+
+	if (!out)
+		return NULL;
+	out->fd = -1;
+	out->deliver = fn;
+	out->deliver_arg = arg;
+	return out;
+}
+
+/* Hand out the complete header or records at the front of the buffer. */
+static int deliver(struct sp_out *out)
+{
+	size_t pos = 0;
+	int r = 0;
+
+	for (;;) {
+		size_t need;
+
+		if (!out->header_done) {
+			struct sp_stream_header h;
+
+			if (out->len - pos < sizeof(h))
+				break;
+			memcpy(&h, out->buf + pos, sizeof(h));
+			need = h.header_size;
+		} else {
+			struct sp_rec_hdr h;
+
+			if (out->len - pos < sizeof(h))
+				break;
+			memcpy(&h, out->buf + pos, sizeof(h));
+			need = h.size;
+		}
+		if (need < 8 || need > SP_REC_MAX) {
+			r = -EINVAL;
+			break;
+		}
+		if (out->len - pos < need)
+			break;
+		r = out->deliver(out->deliver_arg, out->buf + pos, need);
+		pos += need;
+		out->header_done = 1;
+		if (r)
+			break;
+	}
+	memmove(out->buf, out->buf + pos, out->len - pos);
+	out->len -= pos;
+	if (r)
+		out->err = r;
+	return r;
+}
+
+static int out_collect(struct sp_out *out, const void *data, size_t len)
+{
+	if (out->len + len > out->cap) {
+		size_t cap = out->cap ? out->cap : 65536;
+		uint8_t *b;
+
+		while (cap < out->len + len)
+			cap *= 2;
+		b = realloc(out->buf, cap);
+		if (!b)
+			return out->err = -ENOMEM;
+		out->buf = b;
+		out->cap = cap;
+	}
+	memcpy(out->buf + out->len, data, len);
+	out->len += len;
+	return deliver(out);
+}
 
 struct sp_out *sp_out_open(const char *path, int binary)
 {
@@ -323,6 +401,8 @@ int sp_out_flush(struct sp_out *out)
 
 	if (out->err)
 		return out->err;
+	if (out->deliver)
+		return 0;
 	while (done < out->len) {
 		ssize_t w = write(out->fd, out->buf + done, out->len - done);
 
@@ -343,6 +423,8 @@ int sp_out_write(struct sp_out *out, const void *data, size_t len)
 	if (out->err)
 		return out->err;
 	out->bytes += len;
+	if (out->deliver)
+		return out_collect(out, data, len);
 	if (out->len + len > out->cap) {
 		int r = sp_out_flush(out);
 
@@ -427,7 +509,9 @@ int sp_out_close(struct sp_out *out)
 	if (!out)
 		return 0;
 	r = sp_out_flush(out);
-	if (out->fd != 1 && close(out->fd) && !r)
+	if (out->deliver && !r && out->len)
+		r = -EINVAL;	/* a record was cut short */
+	if (out->fd >= 0 && out->fd != 1 && close(out->fd) && !r)
 		r = -errno;
 	free(out->buf);
 	free(out);

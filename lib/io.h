@@ -83,6 +83,15 @@ struct sp_out;
  */
 struct sp_out *sp_out_open(const char *path, int binary);
 
+/*
+ * An output that hands each complete piece of a binary stream to fn: first
+ * the stream header, then one record at a time (8-aligned, rec->size
+ * bytes).  What fn returns other than 0 stops the output and is returned by
+ * later writes.  For embedding a writer of a stream, such as the recorder.
+ */
+struct sp_out *sp_out_records(int (*fn)(void *arg, const void *rec, size_t len),
+			      void *arg);
+
 /* Queue bytes.  Returns 0, or -errno of the failed write (-EPIPE: reader gone). */
 int sp_out_write(struct sp_out *out, const void *data, size_t len);
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test-io: stream headers and record framing reject damage with offsets. */
+#include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -29,6 +30,43 @@ static int header(const void *data, size_t len, struct sp_in **inp)
 	*inp = in;
 	return sp_in_header(in, SP_RAW_MAGIC, SP_RAW_VERSION, &h, sizeof(h),
 			    sizeof(h));
+}
+
+static size_t got_len[8];
+static int got;
+
+static int collect(void *arg, const void *rec, size_t len)
+{
+	if (got < 8)
+		got_len[got] = len;
+	got++;
+	return got == 4 ? -ENOSPC : 0;
+}
+
+/* A record output hands out the header, then whole records, however cut. */
+static void test_records(void)
+{
+	struct sp_raw_header h = { { SP_RAW_MAGIC, 1, sizeof(h) } };
+	struct sp_lost_rec lost = { { SP_REC_LOST, sizeof(lost) } };
+	struct sp_out *out = sp_out_records(collect, NULL);
+	const uint8_t *p = (const uint8_t *)&h;
+	size_t i;
+
+	CHECK(out != NULL);
+	for (i = 0; i < sizeof(h); i++)		/* a byte at a time */
+		CHECK(sp_out_write(out, p + i, 1) == 0);
+	CHECK(got == 1 && got_len[0] == sizeof(h));
+	CHECK(sp_out_write(out, &lost, 20) == 0);
+	CHECK(got == 1);
+	CHECK(sp_out_write(out, (uint8_t *)&lost + 20, 12) == 0);
+	CHECK(got == 2 && got_len[1] == sizeof(lost));
+	CHECK(sp_out_rec(out, &lost, sizeof(lost)) == 0);
+	CHECK(got == 3);
+	/* what the consumer returns stops the output */
+	CHECK(sp_out_rec(out, &lost, sizeof(lost)) == -ENOSPC);
+	CHECK(sp_out_rec(out, &lost, sizeof(lost)) == -ENOSPC);
+	CHECK(got == 4);
+	CHECK(sp_out_close(out) == -ENOSPC);
 }
 
 int main(void)
@@ -108,5 +146,6 @@ int main(void)
 	CHECK(sp_in_fail(in, "LOST record too short") == SP_IN_ERROR);
 	sp_in_close(in);
 	sp_in_close(NULL);
+	test_records();
 	return unit_done("test-io");
 }
