@@ -11,7 +11,7 @@
  * that would break the framing (tab, newline, backslash).  A field that is
  * exactly "-" means "absent"; a value that is a lone dash is written "\-".
  * Stacks are defined once per (pid, id) and samples refer to them, as in the
- * unwound stream.  docs/streams-text.md is the grammar:
+ * unwound stream.  docs/streams.md is the grammar:
  *
  *	stream  = magic-line *record summary-line
  *	record  = event / comm / stack 1*frame / sample / lost / comment

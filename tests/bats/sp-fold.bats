@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
-# sp-fold.bats: folding hand-written symbolized streams (docs/streams-text.md)
+# sp-fold.bats: folding hand-written symbolized streams (docs/streams.md)
 # into flamegraph.pl's folded lines, its options, and the input it refuses.
 
 load common

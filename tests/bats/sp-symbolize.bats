@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # sp-symbolize.bats: unwound streams built byte by byte (by a perl helper
 # below, following lib/stream.h and lib/unwound.h) turned into the
-# symbolized text stream of docs/streams-text.md; options; bad input.
+# symbolized text stream of docs/streams.md; options; bad input.
 
 load common
 
