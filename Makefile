@@ -36,7 +36,7 @@ endif
 TOOLS = sp-record sp-unwind sp-symbolize sp-fold sp-spool
 
 LIB_OBJ = api io stream raw unwound elfcache procs perf proc record launch \
-	unwind intern unwstream symbolize symtext fold spool \
+	unwind intern unwstream hashtab symbolize symtext fold spool \
 	debuginfo dwarfinfo demangle jitdump
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashtab.h"
 #include "io.h"
 #include "proc.h"
 #include "stackpulse.h"
@@ -206,7 +207,6 @@ void sp_perf_recorder_free(struct sp_perf_recorder *r)
 /* The public symbolizer --------------------------------------------------- */
 
 struct cached_stack {
-	uint64_t key;		/* pid << 32 | id; 0: empty slot */
 	struct sp_perf_frame *frames;
 	size_t n;
 };
@@ -216,61 +216,45 @@ struct sp_perf_symbolizer {
 	struct sp_elf_cache *cache;
 	struct sp_procs *procs;
 	struct sp_symbolizer *sym;
-	struct cached_stack *slots;	/* open addressing on key */
-	size_t nslots, count;
+	struct sp_u64map index;		/* pid << 32 | id -> stacks[] */
+	struct cached_stack *stacks;
+	size_t nstacks, cap;
 	int done;			/* the reader reached the end */
 	char err[256];
 };
-
-static size_t slot_of(const struct sp_perf_symbolizer *s, uint64_t key)
-{
-	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) &
-		   (s->nslots - 1);
-
-	while (s->slots[i].key && s->slots[i].key != key)
-		i = (i + 1) & (s->nslots - 1);
-	return i;
-}
-
-static int cache_grow(struct sp_perf_symbolizer *s)
-{
-	struct cached_stack *old = s->slots;
-	size_t n = s->nslots, i;
-
-	s->slots = calloc(n * 2, sizeof(*s->slots));
-	if (!s->slots) {
-		s->slots = old;
-		return -ENOMEM;
-	}
-	s->nslots = n * 2;
-	for (i = 0; i < n; i++)
-		if (old[i].key)
-			s->slots[slot_of(s, old[i].key)] = old[i];
-	free(old);
-	return 0;
-}
 
 /* Resolve a STACK record and keep its frames under (pid, id). */
 static int cache_stack(struct sp_perf_symbolizer *s,
 		       const struct sp_unw_stack_view *v)
 {
 	uint64_t key = (uint64_t)v->s->pid << 32 | v->s->id;
+	struct sp_u64slot *slot;
 	const struct sp_frame *f;
 	struct cached_stack *c;
 	size_t n, i;
-	int e;
+	int e, is_new;
 
-	if ((s->count + 1) * 2 > s->nslots && cache_grow(s))
-		return -ENOMEM;
+	if (sp_u64map_find(&s->index, key))
+		return 0;	/* defined twice: the first one stands */
 	e = sp_symbolize_stack(s->sym, v, &f, &n);
 	if (e)
 		return e;
-	c = &s->slots[slot_of(s, key)];
-	if (c->key)
-		return 0;	/* defined twice: the first one stands */
+	if (s->nstacks == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct cached_stack *p = realloc(s->stacks, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->stacks = p;
+		s->cap = cap;
+	}
+	c = &s->stacks[s->nstacks];
 	c->frames = calloc(n ? n : 1, sizeof(*c->frames));
-	if (!c->frames)
+	slot = sp_u64map_get(&s->index, key, &is_new);
+	if (!c->frames || !slot) {
+		free(c->frames);
 		return -ENOMEM;
+	}
 	for (i = 0; i < n; i++) {
 		struct sp_perf_frame *p = &c->frames[i];
 
@@ -283,16 +267,15 @@ static int cache_stack(struct sp_perf_symbolizer *s,
 		p->flags = f[i].flags;
 		p->addr = f[i].addr;
 	}
-	c->key = key;
 	c->n = n;
-	s->count++;
+	slot->val = s->nstacks++;
 	return 0;
 }
 
 /* Read the spool on until (pid, id) is defined or the spool ends. */
 static int read_until(struct sp_perf_symbolizer *s, uint64_t key)
 {
-	while (!s->done && !s->slots[slot_of(s, key)].key) {
+	while (!s->done && !sp_u64map_find(&s->index, key)) {
 		const struct sp_rec_hdr *rec;
 		struct sp_unw_stack_view v;
 		struct sp_st_comm comm;
@@ -366,12 +349,10 @@ int sp_perf_symbolizer_for_spool(const char *path,
 			 s->spool ? sp_spool_error(s->spool) : strerror(-e));
 		return e;
 	}
-	s->nslots = 256;
-	s->slots = calloc(s->nslots, sizeof(*s->slots));
 	s->cache = sp_elf_cache_new();
 	s->procs = s->cache ? sp_procs_new(s->cache) : NULL;
 	s->sym = s->procs ? sp_symbolizer_new(s->procs) : NULL;
-	if (!s->slots || !s->sym) {
+	if (!s->sym) {
 		snprintf(s->err, sizeof(s->err), "out of memory");
 		return -ENOMEM;
 	}
@@ -385,6 +366,7 @@ int sp_perf_symbolizer_for_each_frame(struct sp_perf_symbolizer *s,
 				      void *arg)
 {
 	uint64_t key = (uint64_t)pid << 32 | stack_id;
+	const struct sp_u64slot *slot;
 	const struct cached_stack *c;
 	size_t i;
 	int e;
@@ -394,12 +376,13 @@ int sp_perf_symbolizer_for_each_frame(struct sp_perf_symbolizer *s,
 	e = read_until(s, key);
 	if (e)
 		return e;
-	c = &s->slots[slot_of(s, key)];
-	if (!c->key) {
+	slot = sp_u64map_find(&s->index, key);
+	if (!slot) {
 		snprintf(s->err, sizeof(s->err), "no stack %u of pid %u",
 			 stack_id, pid);
 		return -ENOENT;
 	}
+	c = &s->stacks[slot->val];
 	for (i = 0; i < c->n; i++)
 		if ((e = fn(arg, &c->frames[i])))
 			return e;
@@ -417,9 +400,10 @@ void sp_perf_symbolizer_free(struct sp_perf_symbolizer *s)
 
 	if (!s)
 		return;
-	for (i = 0; s->slots && i < s->nslots; i++)
-		free(s->slots[i].frames);
-	free(s->slots);
+	for (i = 0; i < s->nstacks; i++)
+		free(s->stacks[i].frames);
+	free(s->stacks);
+	sp_u64map_release(&s->index);
 	sp_symbolizer_free(s->sym);
 	sp_procs_free(s->procs);
 	sp_elf_cache_free(s->cache);

@@ -8,33 +8,15 @@
 #include <string.h>
 
 #include "fold.h"
-
-/* Interned strings: ids are dense, from 0, and never move. */
-struct strtab {
-	char **strs;
-	uint32_t n, cap;
-	uint32_t *slots;	/* id + 1, 0 empty */
-	uint32_t nslots;	/* power of two */
-};
-
-/* uint64 -> uint64, open addressing. */
-struct u64slot {
-	uint64_t key, val;
-	int used;
-};
-
-struct u64map {
-	struct u64slot *slots;
-	uint32_t n, nslots;
-};
+#include "hashtab.h"
 
 struct sp_fold {
 	unsigned flags;
-	struct strtab strs;	/* folded stacks, prefixes, comm names */
-	struct u64map comms;	/* pid << 32 | tid -> comm string id */
-	struct u64map prefixes;	/* pid << 32 | tid -> first-frame string id */
-	struct u64map stacks;	/* pid << 32 | id -> folded string id */
-	struct u64map counts;	/* prefix id << 32 | folded id -> count */
+	struct sp_strtab strs;	/* folded stacks, prefixes, comm names */
+	struct sp_u64map comms;	/* pid << 32 | tid -> comm string id */
+	struct sp_u64map prefixes;	/* pid << 32 | tid -> first-frame string id */
+	struct sp_u64map stacks;	/* pid << 32 | id -> folded string id */
+	struct sp_u64map counts;	/* prefix id << 32 | folded id -> count */
 	uint64_t total;
 
 	/* the stack whose frame lines are arriving */
@@ -45,146 +27,6 @@ struct sp_fold {
 
 	char err[160];
 };
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;	/* FNV-1a */
-
-	while (n--) {
-		h ^= (unsigned char)*s++;
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
-static uint64_t hash_u64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
-static int strtab_grow(struct strtab *t)
-{
-	uint32_t nslots = t->nslots ? t->nslots * 2 : 64, i;
-	uint32_t *slots = calloc(nslots, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < t->n; i++) {
-		const char *s = t->strs[i];
-		uint32_t j = (uint32_t)hash_bytes(s, strlen(s)) & (nslots - 1);
-
-		while (slots[j])
-			j = (j + 1) & (nslots - 1);
-		slots[j] = i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = nslots;
-	return 0;
-}
-
-/* Returns the id of s (copied on first sight), or -ENOMEM. */
-static int64_t strtab_intern(struct strtab *t, const char *s)
-{
-	size_t len = strlen(s);
-	uint32_t j;
-
-	if ((t->n + 1) * 2 > t->nslots && strtab_grow(t))
-		return -ENOMEM;
-	j = (uint32_t)hash_bytes(s, len) & (t->nslots - 1);
-	while (t->slots[j]) {
-		if (!strcmp(t->strs[t->slots[j] - 1], s))
-			return t->slots[j] - 1;
-		j = (j + 1) & (t->nslots - 1);
-	}
-	if (t->n == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 64;
-		char **strs = realloc(t->strs, cap * sizeof(*strs));
-
-		if (!strs)
-			return -ENOMEM;
-		t->strs = strs;
-		t->cap = cap;
-	}
-	t->strs[t->n] = strdup(s);
-	if (!t->strs[t->n])
-		return -ENOMEM;
-	t->slots[j] = t->n + 1;
-	return t->n++;
-}
-
-static void strtab_release(struct strtab *t)
-{
-	uint32_t i;
-
-	for (i = 0; i < t->n; i++)
-		free(t->strs[i]);
-	free(t->strs);
-	free(t->slots);
-	memset(t, 0, sizeof(*t));
-}
-
-static struct u64slot *u64map_find(const struct u64map *m, uint64_t key)
-{
-	uint32_t j;
-
-	if (!m->nslots)
-		return NULL;
-	j = (uint32_t)hash_u64(key) & (m->nslots - 1);
-	while (m->slots[j].used) {
-		if (m->slots[j].key == key)
-			return &m->slots[j];
-		j = (j + 1) & (m->nslots - 1);
-	}
-	return NULL;
-}
-
-/* Returns the slot of key, inserted with val 0 if new; NULL on ENOMEM. */
-static struct u64slot *u64map_get(struct u64map *m, uint64_t key)
-{
-	uint32_t j;
-
-	if ((m->n + 1) * 2 > m->nslots) {
-		uint32_t nslots = m->nslots ? m->nslots * 2 : 64, i;
-		struct u64slot *slots = calloc(nslots, sizeof(*slots));
-
-		if (!slots)
-			return NULL;
-		for (i = 0; i < m->nslots; i++) {
-			if (!m->slots[i].used)
-				continue;
-			j = (uint32_t)hash_u64(m->slots[i].key) & (nslots - 1);
-			while (slots[j].used)
-				j = (j + 1) & (nslots - 1);
-			slots[j] = m->slots[i];
-		}
-		free(m->slots);
-		m->slots = slots;
-		m->nslots = nslots;
-	}
-	j = (uint32_t)hash_u64(key) & (m->nslots - 1);
-	while (m->slots[j].used) {
-		if (m->slots[j].key == key)
-			return &m->slots[j];
-		j = (j + 1) & (m->nslots - 1);
-	}
-	m->slots[j].used = 1;
-	m->slots[j].key = key;
-	m->slots[j].val = 0;
-	m->n++;
-	return &m->slots[j];
-}
-
-static void u64map_release(struct u64map *m)
-{
-	free(m->slots);
-	memset(m, 0, sizeof(*m));
-}
 
 static uint64_t key2(uint32_t a, uint32_t b)
 {
@@ -312,11 +154,11 @@ void sp_fold_free(struct sp_fold *f)
 		return;
 	pend_clear(f);
 	free(f->pend);
-	strtab_release(&f->strs);
-	u64map_release(&f->comms);
-	u64map_release(&f->prefixes);
-	u64map_release(&f->stacks);
-	u64map_release(&f->counts);
+	sp_strtab_release(&f->strs);
+	sp_u64map_release(&f->comms);
+	sp_u64map_release(&f->prefixes);
+	sp_u64map_release(&f->stacks);
+	sp_u64map_release(&f->counts);
 	free(f);
 }
 
@@ -346,14 +188,14 @@ static int fail(struct sp_fold *f, const char *fmt, ...)
 /* The first frame of a thread's samples, interned. */
 static int64_t make_prefix(struct sp_fold *f, uint32_t pid, uint32_t tid)
 {
-	struct u64slot *c = u64map_find(&f->comms, key2(pid, tid));
+	struct sp_u64slot *c = sp_u64map_find(&f->comms, key2(pid, tid));
 	const char *comm;
 	char *s;
 	int64_t id;
 	int n;
 
 	if (!c)
-		c = u64map_find(&f->comms, key2(pid, pid));
+		c = sp_u64map_find(&f->comms, key2(pid, pid));
 	comm = c ? f->strs.strs[c->val] : "[unknown]";
 	if (f->flags & SP_FOLD_TID)
 		n = asprintf(&s, "%s-%" PRIu32 "/%" PRIu32, comm, pid, tid);
@@ -363,29 +205,29 @@ static int64_t make_prefix(struct sp_fold *f, uint32_t pid, uint32_t tid)
 		n = asprintf(&s, "%s", comm);
 	if (n < 0)
 		return -ENOMEM;
-	id = strtab_intern(&f->strs, s);
+	id = sp_strtab_intern(&f->strs, s);
 	free(s);
 	return id;
 }
 
 static int apply_comm(struct sp_fold *f, const struct sp_st_comm *c)
 {
-	struct u64slot *slot, *p;
+	struct sp_u64slot *slot, *p;
 	char *name = sp_fold_comm_name(c->name);
 	int64_t id;
 
 	if (!name)
 		return -ENOMEM;
-	id = strtab_intern(&f->strs, name);
+	id = sp_strtab_intern(&f->strs, name);
 	free(name);
 	if (id < 0)
 		return (int)id;
-	slot = u64map_get(&f->comms, key2(c->pid, c->tid));
+	slot = sp_u64map_get(&f->comms, key2(c->pid, c->tid), NULL);
 	if (!slot)
 		return -ENOMEM;
 	slot->val = (uint64_t)id;
 	/* later samples of the thread carry the new name */
-	p = u64map_find(&f->prefixes, key2(c->pid, c->tid));
+	p = sp_u64map_find(&f->prefixes, key2(c->pid, c->tid));
 	if (p) {
 		id = make_prefix(f, c->pid, c->tid);
 		if (id < 0)
@@ -398,7 +240,7 @@ static int apply_comm(struct sp_fold *f, const struct sp_st_comm *c)
 /* All frames are in: join them root first and intern the result. */
 static int finish_stack(struct sp_fold *f)
 {
-	struct u64slot *slot;
+	struct sp_u64slot *slot;
 	size_t len = 0, at = 0;
 	uint32_t i;
 	int64_t id;
@@ -422,12 +264,12 @@ static int finish_stack(struct sp_fold *f)
 		at += n;
 	}
 	s[at] = 0;
-	id = strtab_intern(&f->strs, s);
+	id = sp_strtab_intern(&f->strs, s);
 	free(s);
 	if (id < 0)
 		return (int)id;
 	/* a redefinition (the pid was reused) replaces the old stack */
-	slot = u64map_get(&f->stacks, key2(f->pend_pid, f->pend_id));
+	slot = sp_u64map_get(&f->stacks, key2(f->pend_pid, f->pend_id), NULL);
 	if (!slot)
 		return -ENOMEM;
 	slot->val = (uint64_t)id;
@@ -482,25 +324,25 @@ static int apply_frame(struct sp_fold *f, const struct sp_st_frame *fr)
 
 static int apply_sample(struct sp_fold *f, const struct sp_st_sample *sa)
 {
-	struct u64slot *st, *pre, *cnt;
+	struct sp_u64slot *st, *pre, *cnt;
 	int64_t id;
 
-	st = u64map_find(&f->stacks, key2(sa->pid, sa->id));
+	st = sp_u64map_find(&f->stacks, key2(sa->pid, sa->id));
 	if (!st)
 		return fail(f, "sample of undefined stack %" PRIu32 "/%" PRIu32,
 			    sa->pid, sa->id);
-	pre = u64map_find(&f->prefixes, key2(sa->pid, sa->tid));
+	pre = sp_u64map_find(&f->prefixes, key2(sa->pid, sa->tid));
 	if (!pre) {
 		id = make_prefix(f, sa->pid, sa->tid);
 		if (id < 0)
 			return (int)id;
-		pre = u64map_get(&f->prefixes, key2(sa->pid, sa->tid));
+		pre = sp_u64map_get(&f->prefixes, key2(sa->pid, sa->tid), NULL);
 		if (!pre)
 			return -ENOMEM;
 		pre->val = (uint64_t)id;
 	}
-	cnt = u64map_get(&f->counts, key2((uint32_t)pre->val,
-					  (uint32_t)st->val));
+	cnt = sp_u64map_get(&f->counts, key2((uint32_t)pre->val,
+					  (uint32_t)st->val), NULL);
 	if (!cnt)
 		return -ENOMEM;
 	cnt->val += (f->flags & SP_FOLD_WEIGHT) ? sa->weight : 1;
@@ -563,7 +405,7 @@ static int collect(struct sp_fold *f, struct line **out, size_t *nout)
 	if (!l)
 		return -ENOMEM;
 	for (i = 0; i < f->counts.nslots; i++) {
-		const struct u64slot *c = &f->counts.slots[i];
+		const struct sp_u64slot *c = &f->counts.slots[i];
 		const char *pre, *st;
 
 		if (!c->used)
@@ -646,7 +488,7 @@ static int write_table(struct sp_out *out, const char *title,
 
 int sp_fold_write_top(struct sp_fold *f, struct sp_out *out, unsigned n)
 {
-	struct strtab names = { 0 };
+	struct sp_strtab names = { 0 };
 	struct func *fn = NULL;
 	size_t nfn = 0, cap = 0;
 	uint32_t i;
@@ -654,7 +496,7 @@ int sp_fold_write_top(struct sp_fold *f, struct sp_out *out, unsigned n)
 
 	/* frames of each counted stack, leaf last; no prefix (not a function) */
 	for (i = 0; i < f->counts.nslots; i++) {
-		const struct u64slot *c = &f->counts.slots[i];
+		const struct sp_u64slot *c = &f->counts.slots[i];
 		const char *p;
 		int64_t leaf = -1;
 
@@ -670,7 +512,7 @@ int sp_fold_write_top(struct sp_fold *f, struct sp_out *out, unsigned n)
 				r = -ENOMEM;
 				goto out;
 			}
-			id = strtab_intern(&names, name);
+			id = sp_strtab_intern(&names, name);
 			free(name);
 			if (id < 0) {
 				r = -ENOMEM;
@@ -713,6 +555,6 @@ int sp_fold_write_top(struct sp_fold *f, struct sp_out *out, unsigned n)
 		r = write_table(out, "total", fn, nfn, n, f->total);
 out:
 	free(fn);
-	strtab_release(&names);
+	sp_strtab_release(&names);
 	return r;
 }

@@ -14,27 +14,10 @@
 #include "demangle.h"
 #include "dwarfinfo.h"
 #include "jitdump.h"
+#include "hashtab.h"
 #include "symbolize.h"
 
 #define CHAIN_MAX 64		/* inline depth kept per address */
-
-/* Interned strings, stable for the symbolizer's life. */
-struct strtab {
-	char **strs;
-	uint32_t n, cap;
-	uint32_t *slots;	/* index + 1, 0 empty */
-	uint32_t nslots;
-};
-
-struct u64slot {
-	uint64_t key, val;
-	int used;
-};
-
-struct u64map {
-	struct u64slot *slots;
-	uint32_t n, nslots;
-};
 
 /* A resolved ELF address: key (elf, vaddr, precise), frames in the pool. */
 struct symslot {
@@ -104,10 +87,10 @@ struct sp_symbolizer {
 	struct sp_procs *procs;
 	char *kallsyms_path;
 	char *perf_map_dir;
-	struct strtab strs;
-	struct u64map threads;	/* pid << 32 | tid -> name string index */
-	struct u64map stacks;	/* pid << 32 | id */
-	struct u64map pmindex;	/* pid -> perfmaps index */
+	struct sp_strtab strs;
+	struct sp_u64map threads;	/* pid << 32 | tid -> name string index */
+	struct sp_u64map stacks;	/* pid << 32 | id */
+	struct sp_u64map pmindex;	/* pid -> perfmaps index */
 	struct symslot *syms;
 	uint32_t nsyms, nsymslots;
 	struct cframe *pool;
@@ -116,10 +99,10 @@ struct sp_symbolizer {
 	struct sp_debug_finder *finder;	/* created on first use */
 	char **debug_dirs;
 	size_t ndebug_dirs;
-	struct u64map modindex;	/* sp_elf pointer -> modules index */
+	struct sp_u64map modindex;	/* sp_elf pointer -> modules index */
 	struct module **modules;
 	size_t nmodules, capmodules;
-	struct u64map demangled;	/* interned name pointer -> demangled */
+	struct sp_u64map demangled;	/* interned name pointer -> demangled */
 	struct sp_mismatch *mismatches;
 	size_t nmismatches;
 	struct jitdump_ref *jds;
@@ -138,80 +121,9 @@ struct sp_symbolizer {
 
 /* Hash tables */
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (n--) {
-		h ^= (unsigned char)*s++;
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
-static uint64_t hash_u64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
-static int strtab_grow(struct strtab *t)
-{
-	uint32_t nslots = t->nslots ? t->nslots * 2 : 256, i;
-	uint32_t *slots = calloc(nslots, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < t->n; i++) {
-		const char *s = t->strs[i];
-		uint32_t j = (uint32_t)hash_bytes(s, strlen(s)) & (nslots - 1);
-
-		while (slots[j])
-			j = (j + 1) & (nslots - 1);
-		slots[j] = i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = nslots;
-	return 0;
-}
-
-/* Returns the index of s, copied on first sight; -ENOMEM. */
-static int64_t strtab_index(struct strtab *t, const char *s)
-{
-	uint32_t j;
-
-	if ((t->n + 1) * 2 > t->nslots && strtab_grow(t))
-		return -ENOMEM;
-	j = (uint32_t)hash_bytes(s, strlen(s)) & (t->nslots - 1);
-	while (t->slots[j]) {
-		if (!strcmp(t->strs[t->slots[j] - 1], s))
-			return t->slots[j] - 1;
-		j = (j + 1) & (t->nslots - 1);
-	}
-	if (t->n == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 256;
-		char **strs = realloc(t->strs, cap * sizeof(*strs));
-
-		if (!strs)
-			return -ENOMEM;
-		t->strs = strs;
-		t->cap = cap;
-	}
-	t->strs[t->n] = strdup(s);
-	if (!t->strs[t->n])
-		return -ENOMEM;
-	t->slots[j] = t->n + 1;
-	return t->n++;
-}
-
 static const char *intern(struct sp_symbolizer *s, const char *str)
 {
-	int64_t i = strtab_index(&s->strs, str);
+	int64_t i = sp_strtab_intern(&s->strs, str);
 
 	return i < 0 ? NULL : s->strs.strs[i];
 }
@@ -236,83 +148,6 @@ static const char *internf(struct sp_symbolizer *s, const char *fmt, ...)
 	return r;
 }
 
-static struct u64slot *u64map_find(const struct u64map *m, uint64_t key)
-{
-	uint32_t j;
-
-	if (!m->nslots)
-		return NULL;
-	j = (uint32_t)hash_u64(key) & (m->nslots - 1);
-	while (m->slots[j].used) {
-		if (m->slots[j].key == key)
-			return &m->slots[j];
-		j = (j + 1) & (m->nslots - 1);
-	}
-	return NULL;
-}
-
-static struct u64slot *u64map_get(struct u64map *m, uint64_t key, int *is_new)
-{
-	uint32_t j;
-
-	if ((m->n + 1) * 2 > m->nslots) {
-		uint32_t nslots = m->nslots ? m->nslots * 2 : 64, i;
-		struct u64slot *slots = calloc(nslots, sizeof(*slots));
-
-		if (!slots)
-			return NULL;
-		for (i = 0; i < m->nslots; i++) {
-			if (!m->slots[i].used)
-				continue;
-			j = (uint32_t)hash_u64(m->slots[i].key) & (nslots - 1);
-			while (slots[j].used)
-				j = (j + 1) & (nslots - 1);
-			slots[j] = m->slots[i];
-		}
-		free(m->slots);
-		m->slots = slots;
-		m->nslots = nslots;
-	}
-	j = (uint32_t)hash_u64(key) & (m->nslots - 1);
-	while (m->slots[j].used) {
-		if (m->slots[j].key == key) {
-			*is_new = 0;
-			return &m->slots[j];
-		}
-		j = (j + 1) & (m->nslots - 1);
-	}
-	m->slots[j].used = 1;
-	m->slots[j].key = key;
-	m->slots[j].val = 0;
-	m->n++;
-	*is_new = 1;
-	return &m->slots[j];
-}
-
-/* Linear probing deletion: re-place the rest of the cluster. */
-static void u64map_del(struct u64map *m, uint64_t key)
-{
-	struct u64slot *slot = u64map_find(m, key);
-	uint32_t j, k;
-
-	if (!slot)
-		return;
-	j = (uint32_t)(slot - m->slots);
-	slot->used = 0;
-	m->n--;
-	for (k = (j + 1) & (m->nslots - 1); m->slots[k].used;
-	     k = (k + 1) & (m->nslots - 1)) {
-		struct u64slot e = m->slots[k];
-		uint32_t h;
-
-		m->slots[k].used = 0;
-		h = (uint32_t)hash_u64(e.key) & (m->nslots - 1);
-		while (m->slots[h].used)
-			h = (h + 1) & (m->nslots - 1);
-		m->slots[h] = e;
-	}
-}
-
 static uint64_t key2(uint32_t a, uint32_t b)
 {
 	return (uint64_t)a << 32 | b;
@@ -320,7 +155,7 @@ static uint64_t key2(uint32_t a, uint32_t b)
 
 static uint64_t sym_hash(const struct sp_elf *elf, uint64_t vaddr, int precise)
 {
-	return hash_u64((uint64_t)(uintptr_t)elf * 31 + vaddr * 2 + (unsigned)precise);
+	return sp_hash_u64((uint64_t)(uintptr_t)elf * 31 + vaddr * 2 + (unsigned)precise);
 }
 
 static struct symslot *sym_find(struct sp_symbolizer *s,
@@ -424,8 +259,8 @@ void sp_symbolizer_free(struct sp_symbolizer *s)
 		free(s->modules[i]);
 	}
 	free(s->modules);
-	free(s->modindex.slots);
-	free(s->demangled.slots);
+	sp_u64map_release(&s->modindex);
+	sp_u64map_release(&s->demangled);
 	free(s->mismatches);
 	for (i = 0; i < s->njds; i++) {
 		free(s->jds[i].path);
@@ -440,13 +275,10 @@ void sp_symbolizer_free(struct sp_symbolizer *s)
 	free(s->debug_dirs);
 	free(s->ksyms);
 	free(s->syms);
-	for (i = 0; i < s->strs.n; i++)
-		free(s->strs.strs[i]);
-	free(s->strs.strs);
-	free(s->strs.slots);
-	free(s->threads.slots);
-	free(s->stacks.slots);
-	free(s->pmindex.slots);
+	sp_strtab_release(&s->strs);
+	sp_u64map_release(&s->threads);
+	sp_u64map_release(&s->stacks);
+	sp_u64map_release(&s->pmindex);
 	free(s->kallsyms_path);
 	free(s->perf_map_dir);
 	free(s);
@@ -571,13 +403,13 @@ static struct perfmap *perfmap_of(struct sp_symbolizer *s, uint32_t pid,
 static int set_thread(struct sp_symbolizer *s, uint32_t pid, uint32_t tid,
 		      const char *name)
 {
-	int64_t i = strtab_index(&s->strs, name);
-	struct u64slot *slot;
+	int64_t i = sp_strtab_intern(&s->strs, name);
+	struct sp_u64slot *slot;
 	int is_new;
 
 	if (i < 0)
 		return -ENOMEM;
-	slot = u64map_get(&s->threads, key2(pid, tid), &is_new);
+	slot = sp_u64map_get(&s->threads, key2(pid, tid), &is_new);
 	if (!slot)
 		return -ENOMEM;
 	slot->val = (uint64_t)i;
@@ -587,7 +419,7 @@ static int set_thread(struct sp_symbolizer *s, uint32_t pid, uint32_t tid,
 static const char *thread_name(const struct sp_symbolizer *s, uint32_t pid,
 			       uint32_t tid)
 {
-	const struct u64slot *slot = u64map_find(&s->threads, key2(pid, tid));
+	const struct sp_u64slot *slot = sp_u64map_find(&s->threads, key2(pid, tid));
 
 	return slot ? s->strs.strs[slot->val] : NULL;
 }
@@ -597,11 +429,11 @@ static const char *thread_name(const struct sp_symbolizer *s, uint32_t pid,
 static struct module *module_of(struct sp_symbolizer *s,
 				const struct sp_elf *elf)
 {
-	struct u64slot *slot;
+	struct sp_u64slot *slot;
 	struct module *m;
 	int is_new;
 
-	slot = u64map_get(&s->modindex, (uint64_t)(uintptr_t)elf, &is_new);
+	slot = sp_u64map_get(&s->modindex, (uint64_t)(uintptr_t)elf, &is_new);
 	if (!slot)
 		return NULL;
 	if (!is_new)
@@ -623,7 +455,7 @@ static struct module *module_of(struct sp_symbolizer *s,
 	s->modules[s->nmodules++] = m;
 	return m;
 nomem:
-	u64map_del(&s->modindex, (uint64_t)(uintptr_t)elf);
+	sp_u64map_del(&s->modindex, (uint64_t)(uintptr_t)elf);
 	return NULL;
 }
 
@@ -734,7 +566,7 @@ int sp_symbolizer_apply(struct sp_symbolizer *s, const struct sp_rec_hdr *rec,
 	case SP_REC_EXIT:
 		/* tids are reused: the next one gets its name from its FORK */
 		if (t->tid != t->pid)
-			u64map_del(&s->threads, key2(t->pid, t->tid));
+			sp_u64map_del(&s->threads, key2(t->pid, t->tid));
 		return 0;
 	default:
 		return 0;
@@ -934,14 +766,14 @@ int sp_symbolize_kernel(struct sp_symbolizer *s, uint64_t addr, int precise,
 static struct perfmap *perfmap_of(struct sp_symbolizer *s, uint32_t pid,
 				  int create)
 {
-	struct u64slot *slot;
+	struct sp_u64slot *slot;
 	int is_new;
 
 	if (!create) {
-		slot = u64map_find(&s->pmindex, pid);
+		slot = sp_u64map_find(&s->pmindex, pid);
 		return slot ? &s->pms[slot->val] : NULL;
 	}
-	slot = u64map_get(&s->pmindex, pid, &is_new);
+	slot = sp_u64map_get(&s->pmindex, pid, &is_new);
 	if (!slot)
 		return NULL;
 	if (!is_new)
@@ -951,7 +783,7 @@ static struct perfmap *perfmap_of(struct sp_symbolizer *s, uint32_t pid,
 		struct perfmap *p = realloc(s->pms, cap * sizeof(*p));
 
 		if (!p) {
-			u64map_del(&s->pmindex, pid);
+			sp_u64map_del(&s->pmindex, pid);
 			return NULL;
 		}
 		s->pms = p;
@@ -1232,7 +1064,7 @@ static const char *offset_name(struct sp_symbolizer *s, const char *module,
 static const char *display_name(struct sp_symbolizer *s, const char *raw)
 {
 	const char *at = strchr(raw, '@'), *name;
-	struct u64slot *slot;
+	struct sp_u64slot *slot;
 	char *d;
 	int is_new;
 
@@ -1250,7 +1082,7 @@ static const char *display_name(struct sp_symbolizer *s, const char *raw)
 
 	if (!name || (s->flags & SP_SYM_NO_DEMANGLE) || !sp_is_mangled(name))
 		return name;
-	slot = u64map_get(&s->demangled, (uint64_t)(uintptr_t)name, &is_new);
+	slot = sp_u64map_get(&s->demangled, (uint64_t)(uintptr_t)name, &is_new);
 	if (!slot)
 		return NULL;
 	if (!is_new)
@@ -1664,7 +1496,7 @@ int sp_symbolize_stack(struct sp_symbolizer *s,
 		       const struct sp_frame **frames, size_t *nframes)
 {
 	const struct sp_unw_stack *st = v->s;
-	struct u64slot *slot;
+	struct sp_u64slot *slot;
 	size_t n = 0;
 	unsigned i;
 	int r, is_new;
@@ -1688,7 +1520,7 @@ int sp_symbolize_stack(struct sp_symbolizer *s,
 		n += (size_t)r;
 	}
 	mark_python_glue(s->out, n);
-	slot = u64map_get(&s->stacks, key2(st->pid, st->id), &is_new);
+	slot = sp_u64map_get(&s->stacks, key2(st->pid, st->id), &is_new);
 	if (!slot)
 		return -ENOMEM;
 	if (is_new)
@@ -1701,5 +1533,5 @@ int sp_symbolize_stack(struct sp_symbolizer *s,
 int sp_symbolizer_has_stack(const struct sp_symbolizer *s, uint32_t pid,
 			    uint32_t id)
 {
-	return u64map_find(&s->stacks, key2(pid, id)) != NULL;
+	return sp_u64map_find(&s->stacks, key2(pid, id)) != NULL;
 }
