@@ -7,19 +7,27 @@
 #include <dwarf.h>
 
 #include "dwarfinfo.h"
+#include "hashtab.h"
 
 struct cu_range {
 	uint64_t lo, hi;	/* [lo, hi) */
 	Dwarf_Off off;		/* of the CU DIE */
 };
 
+/* The out-of-line functions of one CU: off is the function's DIE. */
+struct cu_fns {
+	struct cu_range *fns;
+	size_t n, cap;
+};
+
 struct sp_dwarf {
 	Dwarf *dw;
 	int indexed;
-	struct cu_range *ranges;	/* CUs: lines of code in no function */
+	struct cu_range *ranges;	/* CUs, sorted */
 	size_t n, cap;
-	struct cu_range *fns;	/* out-of-line functions: off is the DIE's */
-	size_t nfns, capfns;
+	struct sp_u64map cuindex;	/* CU DIE offset -> cus[] */
+	struct cu_fns *cus;		/* function indexes of CUs looked into */
+	size_t ncus, capcus;
 	unsigned units;
 };
 
@@ -45,7 +53,10 @@ void sp_dwarf_free(struct sp_dwarf *d)
 		return;
 	dwarf_end(d->dw);
 	free(d->ranges);
-	free(d->fns);
+	while (d->ncus--)
+		free(d->cus[d->ncus].fns);
+	free(d->cus);
+	sp_u64map_release(&d->cuindex);
 	free(d);
 }
 
@@ -76,7 +87,7 @@ static int range_push(struct cu_range **v, size_t *n, size_t *cap,
  * The functions with code under die (a CU, a namespace, a class): their
  * ranges, not their bodies, so indexing reads a small part of the DIEs.
  */
-static int index_functions(struct sp_dwarf *d, Dwarf_Die *parent, int depth)
+static int index_functions(struct cu_fns *c, Dwarf_Die *parent, int depth)
 {
 	Dwarf_Die child;
 
@@ -90,7 +101,7 @@ static int index_functions(struct sp_dwarf *d, Dwarf_Die *parent, int depth)
 		switch (dwarf_tag(&child)) {
 		case DW_TAG_subprogram:
 			while ((it = dwarf_ranges(&child, it, &base, &lo, &hi)) > 0)
-				if ((r = range_push(&d->fns, &d->nfns, &d->capfns,
+				if ((r = range_push(&c->fns, &c->n, &c->cap,
 						    lo, hi, dwarf_dieoffset(&child))))
 					return r;
 			break;
@@ -99,7 +110,7 @@ static int index_functions(struct sp_dwarf *d, Dwarf_Die *parent, int depth)
 		case DW_TAG_structure_type:
 		case DW_TAG_union_type:
 		case DW_TAG_module:
-			if ((r = index_functions(d, &child, depth + 1)))
+			if ((r = index_functions(c, &child, depth + 1)))
 				return r;
 			break;
 		default:
@@ -118,7 +129,11 @@ static int range_cmp(const void *a, const void *b)
 	return x->hi < y->hi ? -1 : x->hi > y->hi;
 }
 
-/* Every CU's ranges, once: CUs without .debug_aranges entries too. */
+/*
+ * Every CU's ranges, once, from the CU DIEs alone (CUs without .debug_aranges
+ * entries too); the functions of a CU are indexed when an address first
+ * falls into it, so a large debug file costs only what is looked up.
+ */
 static void build_index(struct sp_dwarf *d)
 {
 	Dwarf_Off off = 0, next;
@@ -136,13 +151,10 @@ static void build_index(struct sp_dwarf *d)
 				if (range_push(&d->ranges, &d->n, &d->cap, lo, hi,
 					       off + hsize))
 					return;
-			if (index_functions(d, &cu, 0))
-				return;
 		}
 		off = next;
 	}
 	qsort(d->ranges, d->n, sizeof(*d->ranges), range_cmp);
-	qsort(d->fns, d->nfns, sizeof(*d->fns), range_cmp);
 }
 
 /* The entry of v (sorted by lo) holding pc, innermost of nested ones. */
@@ -175,6 +187,37 @@ static int find_cu(struct sp_dwarf *d, uint64_t pc, Dwarf_Die *cu)
 		build_index(d);
 	r = range_find(d->ranges, d->n, pc);
 	return r && dwarf_offdie(d->dw, r->off, cu) ? 0 : -1;
+}
+
+/* The function index of cu, built on first use; NULL when out of memory. */
+static const struct cu_fns *cu_functions(struct sp_dwarf *d, Dwarf_Die *cu)
+{
+	struct sp_u64slot *slot;
+	struct cu_fns *c;
+	int is_new;
+
+	slot = sp_u64map_get(&d->cuindex, dwarf_dieoffset(cu), &is_new);
+	if (!slot)
+		return NULL;
+	if (!is_new)
+		return &d->cus[slot->val];
+	if (d->ncus == d->capcus) {
+		size_t cap = d->capcus ? d->capcus * 2 : 64;
+		struct cu_fns *p = realloc(d->cus, cap * sizeof(*p));
+
+		if (!p) {
+			sp_u64map_del(&d->cuindex, dwarf_dieoffset(cu));
+			return NULL;
+		}
+		d->cus = p;
+		d->capcus = cap;
+	}
+	slot->val = d->ncus;
+	c = &d->cus[d->ncus++];
+	memset(c, 0, sizeof(*c));
+	index_functions(c, cu, 0);
+	qsort(c->fns, c->n, sizeof(*c->fns), range_cmp);
+	return c;
 }
 
 /*
@@ -251,6 +294,7 @@ int sp_dwarf_lookup(struct sp_dwarf *d, uint64_t pc, unsigned flags,
 		    struct sp_src_frame *out, unsigned max)
 {
 	Dwarf_Die cu, fn, chain[64];
+	const struct cu_fns *fns;
 	const struct cu_range *r;
 	const char *file = NULL;
 	uint32_t line = 0;
@@ -259,14 +303,14 @@ int sp_dwarf_lookup(struct sp_dwarf *d, uint64_t pc, unsigned flags,
 
 	if (!max)
 		return 0;
-	if (!d->indexed)
-		build_index(d);
-	r = range_find(d->fns, d->nfns, pc);
-	if (r && dwarf_offdie(d->dw, r->off, &fn) &&
-	    dwarf_diecu(&fn, &cu, NULL, NULL))
-		have_fn = 1;
-	else if (find_cu(d, pc, &cu))
+	if (find_cu(d, pc, &cu))
 		return 0;
+	fns = cu_functions(d, &cu);
+	if (!fns)
+		return -ENOMEM;
+	r = range_find(fns->fns, fns->n, pc);
+	if (r && dwarf_offdie(d->dw, r->off, &fn))
+		have_fn = 1;
 	if (flags & SP_DWARF_LINES) {
 		Dwarf_Line *l = dwarf_getsrc_die(&cu, pc);
 		int ln;
