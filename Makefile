@@ -115,7 +115,8 @@ $(O)/build/examples/%: examples/%.c lib/stackpulse.h $(LIB_A)
 
 # Packages the build and the tests need, installed when missing and root.
 DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev bats bats-assert \
-	bats-support g++ binutils libiberty-dev liblzma-dev xz-utils
+	bats-support g++ binutils libiberty-dev liblzma-dev xz-utils \
+	pkg-config python3 util-linux
 deps:
 	@sh tests/install-deps.sh $(DEPS)
 
