@@ -38,6 +38,18 @@ static uint64_t rd64(const uint8_t *p)
 	return v;
 }
 
+int sp_jitdump_is_path(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	size_t n;
+
+	b = b ? b + 1 : path;
+	if (strncmp(b, "jit-", 4))
+		return 0;
+	n = strspn(b + 4, "0123456789");
+	return n > 0 && !strcmp(b + 4 + n, ".dump");
+}
+
 void sp_jitdump_free(struct sp_jitdump *j)
 {
 	if (!j)

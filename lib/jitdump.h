@@ -7,7 +7,7 @@
  * MMAP record naming it; the symbolizer reads the file afterwards.  It is a
  * header and records: CODE_LOAD (address, size, name, code bytes),
  * CODE_MOVE, DEBUG_INFO (source lines of the next load of an address),
- * UNWINDING_INFO (.eh_frame_hdr and .eh_frame of the next load) and CLOSE.
+ * UNWINDING_INFO (.eh_frame and .eh_frame_hdr of the next load) and CLOSE.
  * Every length is checked against the file; a record that does not fit ends
  * the parse with what came before it, as a JIT killed mid-write leaves it.
  */
@@ -41,11 +41,21 @@ struct sp_jit_code {
 	const char *name;
 	const struct sp_jit_line *lines;	/* sorted by addr */
 	size_t nlines;
-	const uint8_t *unwind;	/* .eh_frame_hdr then .eh_frame, or NULL */
+	/*
+	 * UNWINDING_INFO: unwind_size bytes, .eh_frame then the
+	 * eh_frame_hdr_size bytes of .eh_frame_hdr at the end, as perf's
+	 * genelf.c reads them and V8 and CPython write them (the
+	 * specification's prose says the header comes first; producers do
+	 * not).  NULL when the load had none.
+	 */
+	const uint8_t *unwind;
 	uint64_t unwind_size, eh_frame_hdr_size, mapped_size;
 };
 
 struct sp_jitdump;
+
+/* Is path named jit-PID.dump, as JITs name the file they mmap?  1 or 0. */
+int sp_jitdump_is_path(const char *path);
 
 /*
  * Parse len bytes of a jitdump (copied).  Returns the parsed dump, NULL on

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include "procs.h"
+#include "jitdump.h"
 
 struct sp_proc {
 	uint32_t pid;
@@ -16,6 +17,7 @@ struct sp_proc {
 	struct sp_map *mods;	/* whole file images, sorted, disjoint */
 	size_t nmods, capmods;
 	unsigned generation;
+	char *jitdump;		/* path of the last jit-PID.dump mapped */
 	void *user;
 	void (*release)(void *);
 };
@@ -56,6 +58,8 @@ static void proc_reset(struct sp_proc *proc)
 	maps_clear(proc->maps, proc->nmaps);
 	maps_clear(proc->mods, proc->nmods);
 	proc->nmaps = proc->nmods = 0;
+	free(proc->jitdump);
+	proc->jitdump = NULL;
 	proc->generation++;
 }
 
@@ -147,6 +151,11 @@ const char *sp_proc_comm(const struct sp_proc *proc)
 unsigned sp_proc_generation(const struct sp_proc *proc)
 {
 	return proc->generation;
+}
+
+const char *sp_proc_jitdump(const struct sp_proc *proc)
+{
+	return proc->jitdump;
 }
 
 void *sp_proc_user(const struct sp_proc *proc)
@@ -331,6 +340,14 @@ static int apply_mmap(struct sp_procs *p, const struct sp_mmap_rec *r)
 	m.prot = r->prot;
 	m.name = r->filename;
 	m.kind = classify(r->filename);
+	if (m.kind == SP_MAP_FILE && sp_jitdump_is_path(r->filename)) {
+		char *path = strdup(r->filename);
+
+		if (!path)
+			return -ENOMEM;
+		free(proc->jitdump);
+		proc->jitdump = path;
+	}
 	if (m.kind == SP_MAP_FILE) {
 		m.elf = sp_elf_cache_get(p->cache, r->filename);
 		if (!m.elf || sp_elf_bias(m.elf, m.start, m.pgoff, &m.bias)) {
@@ -398,6 +415,8 @@ static int copy_maps(struct sp_proc *to, const struct sp_proc *from)
 	to->nmods = from->nmods;
 	to->capmaps = from->nmaps + 2;
 	to->capmods = from->nmods + 2;
+	if (from->jitdump && !(to->jitdump = strdup(from->jitdump)))
+		return -ENOMEM;
 	return 0;
 err:
 	free(maps);

@@ -75,6 +75,13 @@ const struct sp_map *sp_proc_map(const struct sp_proc *proc, uint64_t addr);
 const struct sp_map *sp_proc_module(const struct sp_proc *proc,
 				    uint64_t addr);
 
+/*
+ * The jitdump file (jit-PID.dump) the process last mapped, as its MMAP
+ * record names it; NULL when none.  Owned by the table, valid until the
+ * next record is applied.
+ */
+const char *sp_proc_jitdump(const struct sp_proc *proc);
+
 /* Per-process slot for a user of the table (the unwinder's address space). */
 void *sp_proc_user(const struct sp_proc *proc);
 void sp_proc_set_user(struct sp_proc *proc, void *data,

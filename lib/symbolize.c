@@ -459,19 +459,6 @@ nomem:
 	return NULL;
 }
 
-/* jit-PID.dump, as JITs name the file they mmap for profilers */
-static int is_jitdump_name(const char *path)
-{
-	const char *b = strrchr(path, '/');
-	size_t n;
-
-	b = b ? b + 1 : path;
-	if (strncmp(b, "jit-", 4))
-		return 0;
-	n = strspn(b + 4, "0123456789");
-	return n > 0 && !strcmp(b + 4 + n, ".dump");
-}
-
 static int note_jitdump(struct sp_symbolizer *s, uint32_t pid,
 			const char *path)
 {
@@ -501,7 +488,7 @@ static int apply_mmap(struct sp_symbolizer *s, const struct sp_mmap_rec *m)
 	const struct sp_map *map;
 	struct module *mod;
 
-	if (is_jitdump_name(m->filename))
+	if (sp_jitdump_is_path(m->filename))
 		return note_jitdump(s, m->pid, m->filename);
 	if (!m->build_id_size)
 		return 0;

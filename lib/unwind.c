@@ -3,8 +3,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <libunwind-x86_64.h>
 
+#include "jitdump.h"
 #include "unwind.h"
 
 /* Exported by libunwind-x86_64 but missing from its public headers. */
@@ -54,12 +57,24 @@ struct ctx {
 	uint32_t stack_len;
 	int truncated;
 	const struct sp_map *mod;	/* last module hit */
+	struct as_slot *slot;
+	/* unwind data of the JIT code find_proc_info last answered for */
+	const uint8_t *blob;
+	uint64_t blob_start, blob_len;
 };
 
+/* Per process: libunwind's address space and the process's jitdump. */
 struct as_slot {
 	unw_addr_space_t as;
 	unsigned generation;
+	struct sp_jitdump *jd;
+	char *jd_path;		/* what jd was read from */
+	off_t jd_size;		/* its size then, -1 before the first read */
+	uint64_t jd_checked;	/* CLOCK_MONOTONIC ns of the last stat */
 };
+
+/* How often a miss may stat a jitdump to see whether it grew. */
+#define JD_RECHECK_NS 100000000ull
 
 static const struct sp_map *module_of(struct ctx *c, uint64_t addr)
 {
@@ -83,6 +98,145 @@ static int encoded_size(uint8_t enc)
 	}
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * (Re)read the process's jitdump when it is another file than the one read,
+ * or, at most every JD_RECHECK_NS, when it has grown: a JIT appends to it
+ * while it runs.  Returns 1 when a new dump replaced the old one, else 0.
+ */
+static int jd_refresh(struct ctx *c, const char *path, int force)
+{
+	struct as_slot *s = c->slot;
+	struct sp_jitdump *j;
+	struct stat sb;
+	uint64_t now;
+	char *p;
+	int err;
+
+	if (s->jd_path && !strcmp(s->jd_path, path)) {
+		if (!force)
+			return 0;
+		now = mono_ns();
+		if (now - s->jd_checked < JD_RECHECK_NS)
+			return 0;
+		s->jd_checked = now;
+	} else {
+		p = strdup(path);
+		if (!p)
+			return 0;
+		free(s->jd_path);
+		s->jd_path = p;
+		s->jd_size = -1;
+		s->jd_checked = mono_ns();
+	}
+	if (stat(path, &sb) || !S_ISREG(sb.st_mode) || sb.st_size == s->jd_size)
+		return 0;
+	j = sp_jitdump_load(path, &err);
+	if (!j)
+		return 0;
+	c->blob = NULL;		/* it pointed into the old dump */
+	sp_jitdump_free(s->jd);
+	s->jd = j;
+	s->jd_size = sb.st_size;
+	/* an address may hold other code now: drop cached rules */
+	unw_flush_cache(s->as, 0, 0);
+	return 1;
+}
+
+/* The jitdump code load holding ip, or NULL. */
+static const struct sp_jit_code *jit_code(struct ctx *c, uint64_t ip)
+{
+	const char *path = sp_proc_jitdump(c->proc);
+	const struct sp_jit_code *code = NULL;
+
+	if (!path || !c->slot)
+		return NULL;
+	jd_refresh(c, path, 0);
+	if (c->slot->jd)
+		code = sp_jitdump_find(c->slot->jd, ip);
+	if (!code && jd_refresh(c, path, 1))
+		code = sp_jitdump_find(c->slot->jd, ip);
+	return code;
+}
+
+/*
+ * Check an .eh_frame_hdr of n bytes at h: version 1, a datarel|sdata4
+ * table that fits.  Sets the table's offset in h and its entry count.
+ */
+static int eh_frame_hdr_table(const uint8_t *h, uint64_t n, uint64_t *table,
+			      uint64_t *count)
+{
+	int ptr_size, count_size;
+	uint64_t fde_count = 0;
+
+	if (n < 4 || h[0] != 1 || h[3] != 0x3b)
+		return -1;
+	ptr_size = encoded_size(h[1]);
+	count_size = encoded_size(h[2]);
+	if (ptr_size < 0 || count_size < 0 ||
+	    n < 4 + (uint64_t)ptr_size + (uint64_t)count_size)
+		return -1;
+	memcpy(&fde_count, h + 4 + ptr_size, (size_t)count_size);
+	*table = 4 + (uint64_t)ptr_size + (uint64_t)count_size;
+	if (fde_count > (n - *table) / 8)
+		return -1;
+	*count = fde_count;
+	return 0;
+}
+
+/*
+ * CFI of JIT code from its jitdump UNWINDING_INFO.  The .eh_frame and
+ * .eh_frame_hdr encode their addresses relative to themselves (pcrel FDE
+ * starts, datarel table), so they must be served at the addresses the JIT
+ * computed them for, not at made-up ones: perf's genelf places .eh_frame
+ * right after the code, at code_addr + ALIGN_8(code_size), and the header
+ * after .eh_frame, which is where V8 and CPython put (and compute) them.
+ * access_mem serves those bytes from the dump while this frame is parsed;
+ * we have no other bytes of JIT memory to confuse them with.
+ */
+static int jit_proc_info(struct ctx *c, unw_addr_space_t as, unw_word_t ip,
+			 unw_proc_info_t *pi, int need_unwind_info)
+{
+	const struct sp_jit_code *code = jit_code(c, ip);
+	uint64_t base, eh_size, table, count, hdr;
+	int32_t first;
+	unw_dyn_info_t di;
+	const uint8_t *h;
+
+	if (!code || !code->unwind || code->size > UINT64_MAX / 2 ||
+	    code->addr > UINT64_MAX - code->size - 8 - code->unwind_size)
+		return -UNW_ENOINFO;
+	eh_size = code->unwind_size - code->eh_frame_hdr_size;
+	h = code->unwind + eh_size;
+	if (eh_frame_hdr_table(h, code->eh_frame_hdr_size, &table, &count) ||
+	    !count)
+		return -UNW_ENOINFO;
+	base = code->addr + ((code->size + 7) & ~7ull);
+	hdr = base + eh_size;
+	/* the first FDE must start in this code, or the placement is wrong */
+	memcpy(&first, h + table, 4);
+	if (hdr + (uint64_t)(int64_t)first - code->addr >= code->size)
+		return -UNW_ENOINFO;
+	c->blob = code->unwind;
+	c->blob_start = base;
+	c->blob_len = code->unwind_size;
+	memset(&di, 0, sizeof(di));
+	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di.start_ip = code->addr;
+	di.end_ip = code->addr + code->size;
+	di.u.rti.segbase = hdr;
+	di.u.rti.table_data = hdr + table;
+	di.u.rti.table_len = count * 8 / sizeof(unw_word_t);
+	return dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, c);
+}
+
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip,
 			  unw_proc_info_t *pi, int need_unwind_info, void *arg)
 {
@@ -93,8 +247,10 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip,
 	uint64_t hv, hsize, fde_count = 0;
 	int ptr_size, count_size;
 
-	/* no CFI: let libunwind step by frame pointer */
-	if (!m || !m->elf || sp_elf_eh_frame_hdr(m->elf, &hv, &hsize))
+	/* JIT code: its jitdump's CFI, else libunwind steps by frame pointer */
+	if (!m || m->kind == SP_MAP_ANON)
+		return jit_proc_info(c, as, ip, pi, need_unwind_info);
+	if (!m->elf || sp_elf_eh_frame_hdr(m->elf, &hv, &hsize))
 		return -UNW_ENOINFO;
 	h = sp_elf_at(m->elf, hv, 4);
 	if (!h || h[0] != 1 || h[3] != 0x3b)	/* datarel|sdata4 table */
@@ -139,6 +295,19 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp,
 	if (addr >= c->sp && addr - c->sp <= (uint64_t)c->stack_len &&
 	    c->stack_len - (addr - c->sp) >= 8) {
 		memcpy(valp, c->stack + (addr - c->sp), 8);
+		return 0;
+	}
+	/* libunwind reads aligned words: the blob's edges come zero-padded */
+	if (c->blob && addr <= UINT64_MAX - 7 && addr + 8 > c->blob_start &&
+	    addr < c->blob_start + c->blob_len) {
+		uint8_t w[8] = { 0 };
+		int k;
+
+		for (k = 0; k < 8; k++)
+			if (addr + k >= c->blob_start &&
+			    addr + k - c->blob_start < c->blob_len)
+				w[k] = c->blob[addr + k - c->blob_start];
+		memcpy(valp, w, 8);
 		return 0;
 	}
 	m = module_of(c, addr);
@@ -228,11 +397,13 @@ static void as_release(void *data)
 	struct as_slot *s = data;
 
 	unw_destroy_addr_space(s->as);
+	sp_jitdump_free(s->jd);
+	free(s->jd_path);
 	free(s);
 }
 
-static unw_addr_space_t address_space(struct sp_unwinder *u,
-				      struct sp_proc *proc)
+static struct as_slot *address_space(struct sp_unwinder *u,
+				     struct sp_proc *proc)
 {
 	struct as_slot *s = sp_proc_user(proc);
 
@@ -246,6 +417,7 @@ static unw_addr_space_t address_space(struct sp_unwinder *u,
 			return NULL;
 		}
 		unw_set_caching_policy(s->as, UNW_CACHE_GLOBAL);
+		s->jd_size = -1;
 		s->generation = sp_proc_generation(proc);
 		sp_proc_set_user(proc, s, as_release);
 	} else if (s->generation != sp_proc_generation(proc)) {
@@ -253,7 +425,7 @@ static unw_addr_space_t address_space(struct sp_unwinder *u,
 		unw_flush_cache(s->as, 0, 0);
 		s->generation = sp_proc_generation(proc);
 	}
-	return s->as;
+	return s;
 }
 
 /* Does the code before ret end in a call instruction? */
@@ -383,9 +555,10 @@ int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
 	c.sp = c.regs[PR_SP];
 	c.stack = v->stack;
 	c.stack_len = s->stack_len;
-	as = address_space(u, c.proc);
-	if (!as)
+	c.slot = address_space(u, c.proc);
+	if (!c.slot)
 		return -ENOMEM;
+	as = c.slot->as;
 	out->ips[0] = c.regs[PR_IP];
 	out->flags[0] = SP_FRAME_PRECISE;
 	out->nr_user = 1;

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # symbolize-depth.bats: sp-symbolize in depth: inline chains with lines,
 # separate debug files (debuglink, build-id, MiniDebugInfo), build-id
-# mismatches, demangled C++, kernel, jitdump and perf-map JIT frames, Python
-# glue hidden, and every module's debug info read once.  Programs are built
-# here (tests/workloads/sym-*); streams are either recorded live or built
+# mismatches, demangled C++, kernel, jitdump and perf-map JIT frames, JIT
+# frames unwound by a jitdump's CFI, Python glue hidden, and every
+# module's debug info read once.  Programs are built here
+# (tests/workloads/sym-*); streams are either recorded live or built
 # byte by byte by the perl helper below (lib/stream.h, lib/unwound.h).
 
 load common
@@ -333,6 +334,22 @@ EOF_IN
 		fail "no jit_hot from the jitdump with its line: $(grep jit_ "$T/out.sym" | head -3)"
 	grep -qE $'\tjit\tjitdump\t-\t0x[0-9a-f]+\tjit_outer\t[^\t]+\tjit-src.js\t20$' "$T/out.sym" ||
 		fail "no jit_outer from the jitdump"
+}
+
+@test "jitdump UNWINDING_INFO: frameless JIT frames unwound by their CFI to main (live)" {
+	start_cmd "$D/sym-jit" jitcfi "$T" 6
+	record_target
+	assert_share "$T/out.folded" '^sym-jit;main;call_jit;jit_fl_outer_\[j\];jit_fl_hot_\[j\]($|;)' 90
+	! grep -q decoy_site "$T/out.folded" ||
+		fail "a frame came from the decoy return address: $(grep -m3 decoy_site "$T/out.folded")"
+}
+
+@test "jitdump without UNWINDING_INFO: frameless JIT frames do not unwind to main (live)" {
+	start_cmd "$D/sym-jit" jitnocfi "$T" 6
+	record_target
+	# by frame pointer or stack scan the decoy wins, never the real caller
+	assert_share "$T/out.folded" '(^|;)main;call_jit;jit_fl_outer_\[j\];jit_fl_hot_\[j\]($|;)' 0 5
+	assert_share "$T/out.folded" '(^|;)jit_fl_hot_\[j\]($|;)' 90
 }
 
 @test "perf map appended while recording: early and late JIT functions both named" {

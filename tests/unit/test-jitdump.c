@@ -61,6 +61,12 @@ int main(void)
 	struct sp_jitdump *j;
 	int err;
 
+	CHECK(sp_jitdump_is_path("/tmp/jit-123.dump"));
+	CHECK(sp_jitdump_is_path("jit-1.dump"));
+	CHECK(!sp_jitdump_is_path("/tmp/jit-.dump"));
+	CHECK(!sp_jitdump_is_path("/tmp/jit-12x.dump"));
+	CHECK(!sp_jitdump_is_path("/jit-1.dump/lib.so"));
+
 	header();
 	/* DEBUG_INFO for 0x1000, two entries, the second "same file" */
 	rec(SP_JIT_CODE_DEBUG_INFO, 16 + 16 + (16 + 5) + (16 + 2));

@@ -97,6 +97,15 @@ int main(void)
 		mmap_rec(p, 11, 0x7f0000001000, 0x1000, 0x1000, exe);
 	CHECK(sp_elf_cache_opened(cache) == 1);
 
+	/* the jitdump a process mapped, the last one; not other files */
+	CHECK(sp_proc_jitdump(proc) == NULL);
+	mmap_rec(p, 10, 0x50000, 0x1000, 0, "/tmp/jit-10.txt");
+	CHECK(sp_proc_jitdump(proc) == NULL);
+	mmap_rec(p, 10, 0x50000, 0x1000, 0, "/tmp/jit-9.dump");
+	mmap_rec(p, 10, 0x51000, 0x1000, 0, "/tmp/x/jit-10.dump");
+	CHECK(sp_proc_map(proc, 0x51000)->kind == SP_MAP_UNREADABLE);
+	CHECK_STR(sp_proc_jitdump(proc), "/tmp/x/jit-10.dump");
+
 	/* names; a fork copies the address space; exec drops it */
 	comm_rec(p, 10, "parent", 0);
 	CHECK_STR(sp_proc_comm(proc), "parent");
@@ -109,9 +118,11 @@ int main(void)
 	CHECK(proc && sp_proc_map(proc, 0x10000) &&
 	      sp_proc_map(proc, 0x7f0000001000));
 	CHECK_STR(sp_proc_comm(proc), "parent");
+	CHECK_STR(sp_proc_jitdump(proc), "/tmp/x/jit-10.dump");
 	comm_rec(p, 12, "child", SP_COMM_EXEC);
 	CHECK_STR(sp_proc_comm(proc), "child");
 	CHECK(sp_proc_map(proc, 0x10000) == NULL);
+	CHECK(sp_proc_jitdump(proc) == NULL);
 	CHECK(sp_proc_map(sp_procs_find(p, 10), 0x10000) != NULL);
 
 	/* many processes */
