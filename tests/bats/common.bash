@@ -61,7 +61,7 @@ build_workloads() {
 	mkdir -p "$WL_DIR" || return 1
 	for c in "$WL_SRC"/wl-*.c; do
 		bin="$WL_DIR/$(basename "$c" .c)"
-		if [[ ! -x $bin || $c -nt $bin || $WL_SRC/wl.h -nt $bin ]]; then
+		if [[ ! -x $bin || $c -nt $bin || $WL_SRC/wl.h -nt $bin || $WL_SRC/wl-jit.h -nt $bin ]]; then
 			tmp="$bin.tmp.$$"
 			"${WL_CC:-cc}" -O2 -g -fomit-frame-pointer -pthread \
 				-o "$tmp" "$c" || return 1

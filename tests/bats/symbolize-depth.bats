@@ -6,57 +6,12 @@
 # frames unwound by a jitdump's CFI, Python glue hidden, and every
 # module's debug info read once.  Programs are built here
 # (tests/workloads/sym-*); streams are either recorded live or built
-# byte by byte by the perl helper below (lib/stream.h, lib/unwound.h).
+# byte by byte by tests/bats/mkstream.pl (lib/stream.h, lib/unwound.h).
 
 load common
 
 setup_file() {
 	D=$BATS_FILE_TMPDIR
-	cat >"$D/mkstream.pl" <<'EOF_PL'
-# build an unwound stream from a line-based description on stdin
-use strict; use warnings; no warnings "portable";
-binmode STDOUT;
-my %end = (root => 0, truncated => 1, noinfo => 2, error => 3, depth => 4, noregs => 5);
-sub rec { my ($type, $body) = @_; my $n = 8 + length($body); my $pad = (8 - $n % 8) % 8;
-	return pack('LL', $type, $n + $pad) . $body . ("\0" x $pad); }
-sub hx { my $s = shift; return $s =~ /^0x/ ? hex($s) : $s; }
-my $out = '';
-while (my $l = <STDIN>) {
-	chomp $l; next if $l =~ /^\s*(#|$)/;
-	my @f = split ' ', $l;
-	my $k = shift @f;
-	if ($k eq 'header') {	# EVENT freq|period VALUE
-		my ($ev, $mode, $val) = @f;
-		$out .= pack('a8LL', "SPUNWND\0", 1, 88) .
-			pack('LLQQLLQa32', 1, ($mode eq 'freq' ? 1 : 0) | 2, 0, $val, 1, 1, 0, $ev);
-	}
-	elsif ($k eq 'comm') { my ($pid, $tid, $name, $exec) = @f;	# PID TID NAME [exec]
-		$out .= rec(3, pack('QLLLLa16', 1, $pid, $tid, $exec ? 2 : 0, 0, $name)); }
-	elsif ($k eq 'mmap') { my ($pid, $start, $len, $pgoff, $prot, $path, $bid) = @f;	# [BUILD-ID-HEX]
-		my $fn = $path . "\0"; $fn .= "\0" x ((8 - length($fn) % 8) % 8);
-		my $b = defined $bid ? pack('H*', $bid) : '';
-		$out .= rec(2, pack('QLLQQQLLQQLLLCa3a24', 1, $pid, $pid, hx($start), hx($len), hx($pgoff),
-			0, 0, 0, 0, $prot, 2, 0, length($b), '', $b) . $fn); }
-	elsif ($k eq 'fork') { my ($pid, $ppid, $tid, $ptid) = @f;
-		$out .= rec(4, pack('QLLLLLL', 2, $pid, $ppid, $tid, $ptid, 0, 0)); }
-	elsif ($k eq 'samples') { my ($n, $pid, $id) = @f;	# N PID ID: N samples of one stack
-		$out .= rec(1, pack('QLLLLQ', $_, $pid, $pid, 0, $id, 1000)) for 1 .. $n; }
-	elsif ($k eq 'lost') { $out .= rec(6, pack('QQQ', 3, 0, $f[0])); }
-	elsif ($k eq 'stack') {	# PID ID END KERNEL-IPS|- USER-IPS|- [FLAG-DIGITS]
-		my ($pid, $id, $e, $k_, $u, $fl) = @f;
-		my @k = $k_ eq '-' ? () : map { hx($_) } split /,/, $k_;
-		my @u = $u eq '-' ? () : map { hx($_) } split /,/, $u;
-		my @fl = defined $fl ? split(//, $fl) : (map { 0 } @u);
-		my $fb = pack('C*', @fl); $fb .= "\0" x ((8 - length($fb) % 8) % 8);
-		$out .= rec(9, pack('LLSSCa3', $pid, $id, scalar @k, scalar @u, $end{$e}, '') .
-			pack('Q*', @k, @u) . $fb); }
-	elsif ($k eq 'sample') { my ($time, $pid, $tid, $id, $w) = @f;
-		$out .= rec(1, pack('QLLLLQ', $time, $pid, $tid, 0, $id, $w // 1000)); }
-	elsif ($k eq 'summary') { $out .= rec(10, pack('Q14', $f[0], 0, $f[1] // 0, 1, 1, 0, 0, 0, (0) x 6)); }
-	else { die "mkstream: unknown keyword $k\n"; }
-}
-print $out;
-EOF_PL
 	local cc=${WL_CC:-cc}
 	"$cc" -O2 -g -fomit-frame-pointer -I"$WL_SRC" -o "$D/sym-inline" "$WL_SRC/sym-inline.c"
 	"${WL_CXX:-g++}" -O2 -g -o "$D/sym-cxx" "$WL_SRC/sym-cxx.cc"
@@ -87,7 +42,7 @@ setup() {
 }
 
 mkstream() {
-	perl "$D/mkstream.pl" >"$1"
+	perl "$BATS_TEST_DIRNAME/mkstream.pl" >"$1"
 }
 
 # sym_addr BIN NAME: the address of NAME in BIN's .symtab, as 0x hex.

@@ -29,6 +29,7 @@
  * usage: sym-jit jitdump|jitcfi|jitnocfi DIR [SECONDS] | sym-jit perfmap [SECONDS]
  */
 #include "wl.h"
+#include "wl-jit.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -36,23 +37,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static const uint8_t jit_hot_code[] = {
-	0x55,			/* push %rbp */
-	0x48, 0x89, 0xe5,	/* mov %rsp,%rbp */
-	0x48, 0x89, 0xf8,	/* mov %rdi,%rax */
-	0x48, 0xff, 0xc8,	/* 1: dec %rax */
-	0x75, 0xfb,		/* jnz 1b */
-	0x5d,			/* pop %rbp */
-	0xc3,			/* ret */
-};
-
-static const uint8_t jit_outer_code[] = {
-	0x55,			/* push %rbp */
-	0x48, 0x89, 0xe5,	/* mov %rsp,%rbp */
-	0xe8, 0, 0, 0, 0,	/* call jit_hot (rel32 patched below) */
-	0x5d,			/* pop %rbp */
-	0xc3,			/* ret */
-};
 
 /* frameless: n in %rdi, the decoy in %rsi */
 static const uint8_t jit_fl_hot_code[] = {
