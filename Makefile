@@ -35,14 +35,22 @@ endif
 
 TOOLS = sp-record sp-unwind sp-symbolize sp-fold sp-spool
 
-LIB_OBJ = api io stream raw unwound elfcache procs perf proc record launch \
-	unwind intern unwstream hashtab symbolize symtext fold spool \
-	debuginfo dwarfinfo demangle jitdump
+# lib/: one folder per layer and stage (lib/README.md); a stage uses base,
+# format, os and elf, never another stage (tests/layers.sh checks it)
+LIB_OBJ = base/io base/stream base/hashtab \
+	format/records format/raw format/unwound format/symtext format/spool \
+	os/perf os/procfs os/launch \
+	elf/elfcache elf/procs elf/debuginfo elf/dwarfinfo elf/demangle elf/jitdump \
+	record/record \
+	unwind/unwind unwind/intern unwind/unwstream \
+	symbolize/symbolize \
+	fold/fold \
+	api/api
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
 # cli: messages and exits for the tools' mains; never in the library
-CLI_OBJ = cli
+CLI_OBJ = cli/cli
 
 SONAME = libstackpulse.so.0
 LIB_A = $(O)/lib/libstackpulse.a
@@ -50,10 +58,13 @@ LIB_SO = $(O)/lib/libstackpulse.so.$(VERSION)
 CLI_A = $(O)/lib/libspcli.a
 TOOL_BINS = $(foreach t,$(TOOLS),$(O)/$(t)/$(t))
 UNIT_BINS = $(foreach t,$(UNIT_TESTS),$(O)/build/unit/$(t))
-HDRS = $(wildcard lib/*.h)
+HDRS = $(wildcard lib/*/*.h)
+# what lib/api/stackpulse.h includes, installed under the same folders
+PUBLIC_HDRS = base/stream.h base/io.h format/records.h format/unwound.h \
+	format/spool.h format/symtext.h os/launch.h record/record.h
 
 .DELETE_ON_ERROR:
-.PHONY: all check test unit bats demo deps clean install bench examples
+.PHONY: all check test unit bats demo deps clean install bench examples layers
 
 all: $(TOOL_BINS) $(LIB_A) $(LIB_SO) $(O)/lib/stackpulse.pc
 
@@ -66,10 +77,10 @@ $(LIB_A): $(foreach o,$(LIB_OBJ),$(O)/lib/$(o).o)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(LIB_SO): $(foreach o,$(LIB_OBJ),$(O)/lib/$(o).o) lib/libstackpulse.map
+$(LIB_SO): $(foreach o,$(LIB_OBJ),$(O)/lib/$(o).o) lib/api/libstackpulse.map
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) \
-		-Wl,--version-script=lib/libstackpulse.map -o $@ \
+		-Wl,--version-script=lib/api/libstackpulse.map -o $@ \
 		$(foreach o,$(LIB_OBJ),$(O)/lib/$(o).o) $(LDLIBS)
 	$(Q)ln -sf $(notdir $@) $(O)/lib/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(O)/lib/libstackpulse.so
@@ -78,7 +89,7 @@ $(CLI_A): $(foreach o,$(CLI_OBJ),$(O)/lib/$(o).o)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(O)/lib/stackpulse.pc: lib/stackpulse.pc.in Makefile
+$(O)/lib/stackpulse.pc: lib/api/stackpulse.pc.in Makefile
 	@mkdir -p $(dir $@)
 	$(Q)sed -e 's|@prefix@|$(prefix)|' -e 's|@libdir@|$(libdir)|' \
 		-e 's|@includedir@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|' \
@@ -108,10 +119,10 @@ $(O)/build/unit/%: tests/unit/%.c tests/unit/unit.h $(LIB_A)
 EXAMPLES = $(patsubst examples/%.c,%,$(filter-out examples/demo.c,$(wildcard examples/*.c)))
 EXAMPLE_BINS = $(foreach e,$(EXAMPLES),$(O)/build/examples/$(e))
 examples: $(EXAMPLE_BINS)
-$(O)/build/examples/%: examples/%.c lib/stackpulse.h $(LIB_A)
+$(O)/build/examples/%: examples/%.c $(HDRS) $(LIB_A)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+	$(Q)$(CC) -Ilib/api $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
 # Packages the build and the tests need, installed when missing and root.
 DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev bats bats-assert \
@@ -123,10 +134,14 @@ deps:
 SAN_O = build/san
 SAN_FLAGS = SANITIZE=address,undefined O=$(SAN_O) CFLAGS="-O1 -g"
 
-check: deps
+check: deps layers
 	$(Q)$(MAKE) --no-print-directory $(SAN_FLAGS) all unit-bins examples
 	$(Q)$(MAKE) --no-print-directory $(SAN_FLAGS) unit
 	$(Q)$(MAKE) --no-print-directory bats
+
+# a stage of lib/ includes no other stage (lib/README.md)
+layers:
+	@sh tests/layers.sh lib
 
 unit-bins: $(UNIT_BINS)
 
@@ -155,9 +170,11 @@ install: all
 	install -m 755 $(LIB_SO) $(DESTDIR)$(libdir)/
 	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(libdir)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libstackpulse.so
-	install -m 644 $(filter-out lib/cli.h,$(HDRS)) $(DESTDIR)$(includedir)/stackpulse/
+	install -m 644 lib/api/stackpulse.h $(DESTDIR)$(includedir)/stackpulse/
+	for h in $(PUBLIC_HDRS); do \
+		install -D -m 644 lib/$$h $(DESTDIR)$(includedir)/stackpulse/$$h; done
 	install -m 644 $(O)/lib/stackpulse.pc $(DESTDIR)$(libdir)/pkgconfig/
 
 clean:
-	rm -rf build lib/*.o lib/*.a sp-*/main.o $(foreach t,$(TOOLS),$(t)/$(t)) \
+	rm -rf build lib/*/*.o lib/*.a lib/*.so* lib/stackpulse.pc sp-*/main.o $(foreach t,$(TOOLS),$(t)/$(t)) \
 		demo.folded demo.svg demo.raw

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "fold.h"
-#include "io.h"
-#include "symtext.h"
+#include "cli/cli.h"
+#include "fold/fold.h"
+#include "base/io.h"
+#include "format/symtext.h"
 
 static struct options {
 	unsigned flags;		/* SP_FOLD_* */

@@ -11,11 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "io.h"
-#include "launch.h"
-#include "perf.h"
-#include "record.h"
+#include "cli/cli.h"
+#include "base/io.h"
+#include "os/launch.h"
+#include "os/perf.h"
+#include "record/record.h"
 
 #define MAX_PID 4194304		/* PID_MAX_LIMIT */
 #define CHECK_NS (100 * 1000 * 1000ull)

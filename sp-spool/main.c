@@ -12,10 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "io.h"
-#include "spool.h"
-#include "unwound.h"
+#include "cli/cli.h"
+#include "base/io.h"
+#include "format/spool.h"
+#include "format/unwound.h"
 
 static struct options {
 	struct sp_spool_opts spool;

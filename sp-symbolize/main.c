@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "elfcache.h"
-#include "io.h"
-#include "procs.h"
-#include "symbolize.h"
-#include "symtext.h"
-#include "unwound.h"
+#include "cli/cli.h"
+#include "elf/elfcache.h"
+#include "base/io.h"
+#include "elf/procs.h"
+#include "symbolize/symbolize.h"
+#include "format/symtext.h"
+#include "format/unwound.h"
 
 static struct options {
 	const char *output;

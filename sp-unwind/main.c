@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "io.h"
-#include "unwstream.h"
+#include "cli/cli.h"
+#include "base/io.h"
+#include "unwind/unwstream.h"
 
 static struct options {
 	const char *input;

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "debuginfo.h"
-#include "demangle.h"
+#include "elf/debuginfo.h"
+#include "elf/demangle.h"
 #include "unit.h"
 
 static void want(const char *mangled, const char *expect)

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fold.h"
+#include "fold/fold.h"
 #include "unit.h"
 
 static char tmp[] = "/tmp/test-fold.XXXXXX";

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "hashtab.h"
+#include "base/hashtab.h"
 #include "unit.h"
 
 int main(void)

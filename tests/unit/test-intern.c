@@ -2,7 +2,7 @@
 /* test-intern: stack IDs are stable, distinct per frame list and per pid. */
 #include <stdlib.h>
 
-#include "intern.h"
+#include "unwind/intern.h"
 #include "unit.h"
 
 int main(void)

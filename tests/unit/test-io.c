@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "io.h"
-#include "raw.h"
-#include "unwound.h"
+#include "base/io.h"
+#include "format/raw.h"
+#include "format/unwound.h"
 #include "unit.h"
 
 /* Feed bytes through a pipe into a reader. */

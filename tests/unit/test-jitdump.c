@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jitdump.h"
+#include "elf/jitdump.h"
 #include "unit.h"
 
 static uint8_t buf[4096];

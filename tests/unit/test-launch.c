@@ -8,8 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "launch.h"
-#include "proc.h"
+#include "os/launch.h"
+#include "os/procfs.h"
 #include "unit.h"
 
 static void test_suspended_then_run(void)

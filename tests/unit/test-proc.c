@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "perf.h"
-#include "proc.h"
+#include "os/perf.h"
+#include "os/procfs.h"
 #include "unit.h"
 
 static void test_parse_map(void)

@@ -4,7 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "procs.h"
+#include "elf/procs.h"
 #include "unit.h"
 
 static char exe[4096];

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "spool.h"
+#include "format/spool.h"
 #include "unit.h"
 
 #define NSTACKS 7

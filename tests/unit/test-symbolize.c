@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "symbolize.h"
+#include "symbolize/symbolize.h"
 #include "unit.h"
 
 int main(void);

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "symtext.h"
+#include "format/symtext.h"
 #include "unit.h"
 
 static char tmp[] = "/tmp/test-symtext.XXXXXX";

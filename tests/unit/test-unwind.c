@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "procs.h"
-#include "unwind.h"
+#include "elf/procs.h"
+#include "unwind/unwind.h"
 #include "unit.h"
 
 #define STACK_COPY 32768

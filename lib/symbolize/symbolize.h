@@ -27,10 +27,10 @@
 
 #include <stdint.h>
 
-#include "procs.h"
-#include "stream.h"
-#include "symtext.h"
-#include "unwound.h"
+#include "elf/procs.h"
+#include "format/records.h"
+#include "format/symtext.h"
+#include "format/unwound.h"
 
 struct sp_symbolizer;
 

@@ -12,9 +12,9 @@
 #define SP_UNWIND_H
 
 #include <stdint.h>
-#include "procs.h"
-#include "raw.h"
-#include "unwound.h"
+#include "elf/procs.h"
+#include "format/raw.h"
+#include "format/unwound.h"
 
 #define SP_UNWIND_MAX_FRAMES 512
 

@@ -2,7 +2,7 @@
 /* stream.c: checks of the records every binary stream shares. */
 #include <string.h>
 
-#include "stream.h"
+#include "records.h"
 
 static int has_nul(const char *s, size_t n)
 {

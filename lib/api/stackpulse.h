@@ -31,10 +31,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "launch.h"
-#include "record.h"
-#include "spool.h"
-#include "symtext.h"
+#include "os/launch.h"
+#include "record/record.h"
+#include "format/spool.h"
+#include "format/symtext.h"
 
 #define STACKPULSE_VERSION_MAJOR 0
 #define STACKPULSE_VERSION_MINOR 1

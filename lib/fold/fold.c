@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "fold.h"
-#include "hashtab.h"
+#include "base/hashtab.h"
 
 struct sp_fold {
 	unsigned flags;

@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hashtab.h"
-#include "io.h"
-#include "proc.h"
+#include "base/hashtab.h"
+#include "base/io.h"
+#include "os/procfs.h"
 #include "stackpulse.h"
-#include "symbolize.h"
-#include "unwstream.h"
+#include "symbolize/symbolize.h"
+#include "unwind/unwstream.h"
 
 struct sp_perf_recorder {
 	struct sp_recorder *rec;

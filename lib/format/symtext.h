@@ -22,9 +22,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "io.h"
+#include "base/io.h"
 
-#define SP_SYMTEXT_MAGIC "# stackpulse symbolized"
 #define SP_SYMTEXT_VERSION 1
 #define SP_SYMTEXT_LINE_MAX (1u << 20)	/* longest line a reader accepts */
 

@@ -30,10 +30,9 @@
 #define SP_SPOOL_H
 
 #include <stdint.h>
-#include "stream.h"
+#include "records.h"
 #include "unwound.h"
 
-#define SP_SPOOL_MAGIC		"SPSPOOL\0"
 #define SP_SPOOL_VERSION	1
 #define SP_SPOOL_BLOCK_MAGIC	"SPBLOCK\0"
 #define SP_SPOOL_INDEX_MAGIC	"SPINDEX\0"

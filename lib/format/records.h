@@ -1,34 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stream.h: framing shared by stackpulse's binary streams, and the records
- * that more than one stream carries.
- *
- * Every binary stream is a stream header followed by records.  A record is a
- * struct sp_rec_hdr (type, size) and a payload; size counts the header, is a
- * multiple of 8 and lies in [8, SP_REC_MAX].  Fixed sizes and 8-byte alignment
- * let a reader skip a record it does not know and let a writer emit structs
- * as they are, with no per-field encoding on the per-sample path.  Fields are
- * in the byte order of the machine that wrote them (x86_64: little endian);
- * a reader on another byte order sees a version "from the future" and stops.
+ * records.h: the records that more than one stream carries, and the record
+ * types of every stream.
  *
  * The records below (mappings, names, thread lifetimes, memory images, lost
- * and throttle counts) pass unchanged from the raw stream into the unwound
- * stream, so they share their layout.  docs/streams.md is the grammar.
+ * and throttle counts, kernel symbols, perf map text) pass unchanged from
+ * the raw stream into the unwound stream and a spool, so they share their
+ * layout.  docs/streams.md is the grammar.
  */
-#ifndef SP_STREAM_H
-#define SP_STREAM_H
+#ifndef SP_RECORDS_H
+#define SP_RECORDS_H
 
-#include <stddef.h>
-#include <stdint.h>
-
-#define SP_MAGIC_LEN 8
-#define SP_REC_MAX (1u << 24)	/* 16 MiB: far above any record we write */
-
-struct sp_stream_header {
-	char magic[SP_MAGIC_LEN];
-	uint32_t version;
-	uint32_t header_size;	/* whole header, this struct included */
-};
+#include "base/stream.h"
 
 /* What was sampled, carried by the raw and the unwound stream headers. */
 struct sp_event_info {
@@ -44,11 +27,6 @@ struct sp_event_info {
 
 #define SP_EV_FREQ	0x1	/* freq_or_period is a frequency in Hz */
 #define SP_EV_KERNEL	0x2	/* kernel callchains were recorded */
-
-struct sp_rec_hdr {
-	uint32_t type;
-	uint32_t size;
-};
 
 enum sp_rec_type {
 	SP_REC_SAMPLE = 1,	/* per stream: struct sp_raw_sample, sp_unw_sample */
@@ -159,7 +137,6 @@ struct sp_perfmap_rec {
 	char text[];		/* len bytes of "START SIZE name\n" lines */
 };
 
-_Static_assert(sizeof(struct sp_stream_header) == 16, "header layout");
 _Static_assert(sizeof(struct sp_event_info) == 72, "event info layout");
 _Static_assert(sizeof(struct sp_mmap_rec) == 112, "mmap layout");
 _Static_assert(sizeof(struct sp_comm_rec) == 48, "comm layout");
@@ -170,11 +147,6 @@ _Static_assert(sizeof(struct sp_image_rec) == 40, "image layout");
 _Static_assert(sizeof(struct sp_ksym_rec) == 24, "ksym layout");
 _Static_assert(sizeof(struct sp_perfmap_rec) == 32, "perfmap layout");
 
-static inline uint32_t sp_align8(uint64_t n)
-{
-	return (uint32_t)((n + 7) & ~(uint64_t)7);
-}
-
 /*
  * Check the payload of a record of a type listed above (MMAP to IMAGE, KSYM,
  * PERFMAP): its
@@ -183,8 +155,5 @@ static inline uint32_t sp_align8(uint64_t n)
  * is sound, otherwise a static description of what is wrong.
  */
 const char *sp_rec_check_common(const struct sp_rec_hdr *rec);
-
-/* Name of a magic for messages: "raw", "unwound", "spool", NULL if unknown. */
-const char *sp_stream_kind(const char magic[SP_MAGIC_LEN]);
 
 #endif

@@ -17,10 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "io.h"
-#include "perf.h"
-#include "proc.h"
-#include "raw.h"
+#include "base/io.h"
+#include "os/perf.h"
+#include "os/procfs.h"
+#include "format/raw.h"
 #include "record.h"
 
 /*

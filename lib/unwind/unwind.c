@@ -7,7 +7,7 @@
 #include <time.h>
 #include <libunwind-x86_64.h>
 
-#include "jitdump.h"
+#include "elf/jitdump.h"
 #include "unwind.h"
 
 /* Exported by libunwind-x86_64 but missing from its public headers. */

@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "debuginfo.h"
-#include "demangle.h"
-#include "dwarfinfo.h"
-#include "jitdump.h"
-#include "hashtab.h"
+#include "elf/debuginfo.h"
+#include "elf/demangle.h"
+#include "elf/dwarfinfo.h"
+#include "elf/jitdump.h"
+#include "base/hashtab.h"
 #include "symbolize.h"
 
 #define CHAIN_MAX 64		/* inline depth kept per address */

@@ -15,9 +15,8 @@
 #ifndef SP_RAW_H
 #define SP_RAW_H
 
-#include "stream.h"
+#include "records.h"
 
-#define SP_RAW_MAGIC "SPRAW\0\0\0"
 #define SP_RAW_VERSION 1
 
 struct sp_raw_header {

@@ -17,9 +17,8 @@
 #ifndef SP_UNWOUND_H
 #define SP_UNWOUND_H
 
-#include "stream.h"
+#include "records.h"
 
-#define SP_UNW_MAGIC "SPUNWND\0"
 #define SP_UNW_VERSION 1
 
 struct sp_unw_header {

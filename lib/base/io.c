@@ -170,26 +170,6 @@ static int fill(struct sp_in *in, size_t n)
 	return 1;
 }
 
-static const struct {
-	const char *magic;
-	const char *kind;
-} kinds[] = {
-	{ "SPRAW\0\0\0", "raw" },
-	{ "SPUNWND\0", "unwound" },
-	{ "SPSPOOL\0", "spool" },
-	{ "# stackp", "symbolized" },
-};
-
-const char *sp_stream_kind(const char magic[SP_MAGIC_LEN])
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (!memcmp(magic, kinds[i].magic, SP_MAGIC_LEN))
-			return kinds[i].kind;
-	return NULL;
-}
-
 int sp_in_header(struct sp_in *in, const char *magic, uint32_t version,
 		 void *hdr, size_t min_size, size_t size)
 {

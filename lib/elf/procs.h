@@ -12,7 +12,7 @@
 #define SP_PROCS_H
 
 #include <stdint.h>
-#include "stream.h"
+#include "format/records.h"
 #include "elfcache.h"
 
 enum sp_map_kind {

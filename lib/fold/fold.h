@@ -14,8 +14,8 @@
 
 #include <stdint.h>
 
-#include "io.h"
-#include "symtext.h"
+#include "base/io.h"
+#include "format/symtext.h"
 
 #define SP_FOLD_PID	0x1	/* first frame "comm-PID" */
 #define SP_FOLD_TID	0x2	/* first frame "comm-PID/TID" (wins over PID) */

@@ -10,8 +10,8 @@
 #ifndef SP_UNWSTREAM_H
 #define SP_UNWSTREAM_H
 
-#include "raw.h"
-#include "unwound.h"
+#include "format/raw.h"
+#include "format/unwound.h"
 
 struct sp_unwstream;
 

@@ -7,7 +7,7 @@
 #include <dwarf.h>
 
 #include "dwarfinfo.h"
-#include "hashtab.h"
+#include "base/hashtab.h"
 
 struct cu_range {
 	uint64_t lo, hi;	/* [lo, hi) */

@@ -14,7 +14,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "proc.h"
+#include "procfs.h"
 
 /* A /proc file that vanished with its process means the process is gone. */
 static int gone(int e)
