@@ -37,13 +37,17 @@ TOOLS = sp-record sp-unwind sp-symbolize sp-fold sp-spool
 
 # lib/: one folder per layer and stage (lib/README.md); a stage uses base,
 # format, os and elf, never another stage (tests/layers.sh checks it)
-LIB_OBJ = base/io base/stream base/hashtab \
-	format/records format/raw format/unwound format/symtext format/spool \
-	os/perf os/procfs os/launch \
-	elf/elfcache elf/procs elf/debuginfo elf/dwarfinfo elf/demangle elf/jitdump \
-	record/record \
+LIB_OBJ = base/io base/stream base/hashtab base/grow base/err \
+	format/records format/raw format/unwound format/frame format/symtext \
+	format/spool \
+	os/perf os/procfs os/launch os/kallsyms os/perfmap \
+	elf/elfcache elf/symtab elf/buildid elf/procs elf/debuginfo \
+	elf/dwarfinfo elf/demangle elf/jitdump \
+	record/record record/events record/convert record/merge record/attach \
+	record/synth record/capture \
 	unwind/unwind unwind/intern unwind/unwstream \
-	symbolize/symbolize \
+	symbolize/symbolize symbolize/src-kernel symbolize/src-elf \
+	symbolize/src-jitdump symbolize/src-perfmap \
 	fold/fold \
 	api/api
 
@@ -60,8 +64,8 @@ TOOL_BINS = $(foreach t,$(TOOLS),$(O)/$(t)/$(t))
 UNIT_BINS = $(foreach t,$(UNIT_TESTS),$(O)/build/unit/$(t))
 HDRS = $(wildcard lib/*/*.h)
 # what lib/api/stackpulse.h includes, installed under the same folders
-PUBLIC_HDRS = base/stream.h base/io.h format/records.h format/unwound.h \
-	format/spool.h format/symtext.h os/launch.h record/record.h
+PUBLIC_HDRS = base/stream.h format/records.h format/unwound.h format/spool.h \
+	format/frame.h os/launch.h
 
 .DELETE_ON_ERROR:
 .PHONY: all check test unit bats demo deps clean install bench examples layers

@@ -156,9 +156,9 @@ static void parse_options(int argc, char **argv)
 			break;
 		case OPT_ATTACH:
 			if (!strcmp(optarg, "stop"))
-				opt.rec.attach = SP_ATTACH_STOP;
+				opt.rec.attach = SP_RECORD_ATTACH_STOP;
 			else if (!strcmp(optarg, "live"))
-				opt.rec.attach = SP_ATTACH_LIVE;
+				opt.rec.attach = SP_RECORD_ATTACH_LIVE;
 			else
 				sp_usage_error("invalid attach mode '%s': must be stop or live",
 					       optarg);
@@ -368,7 +368,7 @@ static int record_pids(void)
 		/* ptrace refused (a debugger, a policy): attach without pausing */
 		snprintf(why, sizeof(why), "%s", sp_recorder_error(rec));
 		sp_recorder_free(rec);
-		opt.rec.attach = SP_ATTACH_LIVE;
+		opt.rec.attach = SP_RECORD_ATTACH_LIVE;
 		rec = sp_recorder_new(&opt.rec, out);
 		if (!rec)
 			sp_die("out of memory");
@@ -379,7 +379,7 @@ static int record_pids(void)
 	if (e)
 		sp_die("%s", sp_recorder_error(rec));
 	sp_recorder_stats(rec, &st);
-	if (opt.rec.attach == SP_ATTACH_STOP)
+	if (opt.rec.attach == SP_RECORD_ATTACH_STOP)
 		sp_warn("attached %llu threads in %.1f ms",
 			(unsigned long long)st.attach_threads,
 			st.attach_pause_ns / 1e6);
@@ -461,7 +461,7 @@ static int record_command(void)
 	if (cmd_out >= 0)
 		close(cmd_out);
 
-	opt.rec.attach = SP_ATTACH_ENABLE_ON_EXEC;
+	opt.rec.attach = SP_RECORD_ATTACH_ON_EXEC;
 	rec = sp_recorder_new(&opt.rec, out);
 	if (!rec) {
 		sp_launch_free(l);

@@ -9,6 +9,7 @@
 #include "base/hashtab.h"
 #include "base/io.h"
 #include "os/procfs.h"
+#include "record/record.h"
 #include "stackpulse.h"
 #include "symbolize/symbolize.h"
 #include "unwind/unwstream.h"
@@ -33,7 +34,7 @@ void sp_perf_recorder_options_init(struct sp_perf_recorder_options *o)
 	memset(o, 0, sizeof(*o));
 	o->frequency = SP_RECORD_DEFAULT_FREQ;
 	o->stack_size = SP_RECORD_DEFAULT_STACK;
-	o->kernel = SP_RECORD_KERNEL_AUTO;
+	o->kernel = SP_KERNEL_AUTO;
 }
 
 static int fail(struct sp_perf_recorder *r, int err, const char *fmt, ...)
@@ -117,8 +118,22 @@ int sp_perf_recorder_attach(pid_t pid, const char *spool_path,
 	if (o->event)
 		ro.event = o->event;
 	ro.pages = o->buffer_pages;
-	ro.kernel = o->kernel;
-	ro.attach = mode;
+	ro.kernel = o->kernel == SP_KERNEL_OFF ? SP_RECORD_KERNEL_OFF :
+		    o->kernel == SP_KERNEL_ON ? SP_RECORD_KERNEL_ON :
+		    SP_RECORD_KERNEL_AUTO;
+	switch (mode) {
+	case SP_ATTACH_STOP:
+		ro.attach = SP_RECORD_ATTACH_STOP;
+		break;
+	case SP_ATTACH_LIVE:
+		ro.attach = SP_RECORD_ATTACH_LIVE;
+		break;
+	case SP_ATTACH_ENABLE_ON_EXEC:
+		ro.attach = SP_RECORD_ATTACH_ON_EXEC;
+		break;
+	default:
+		return fail(r, -EINVAL, "invalid attach mode %d", (int)mode);
+	}
 	r->path = strdup(spool_path);
 	r->out = sp_out_records(on_raw, r);
 	if (!r->path || !r->out)

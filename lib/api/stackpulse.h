@@ -4,10 +4,10 @@
  *
  * The C form of stackpulse 0.5's design: a recorder that attaches to a
  * process and writes a spool file (PerfRecorder), a reader that walks the
- * spool's sample stacks (PerfSpoolReader: struct sp_spool of spool.h), and
+ * spool's sample stacks (PerfSpoolReader: struct sp_spool of format/spool.h), and
  * a symbolizer that resolves their frames with a cache keyed by (process,
  * stack ID) (PerfSymbolizer).  A suspended launch (SuspendedLaunchedProcess)
- * is in launch.h.
+ * is in os/launch.h.
  *
  *	struct sp_perf_recorder *r;
  *	sp_perf_recorder_attach(pid, "run.spool", SP_ATTACH_STOP, NULL, &r);
@@ -31,10 +31,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "os/launch.h"
-#include "record/record.h"
+#include "format/frame.h"
 #include "format/spool.h"
-#include "format/symtext.h"
+#include "os/launch.h"
 
 #define STACKPULSE_VERSION_MAJOR 0
 #define STACKPULSE_VERSION_MINOR 1
@@ -42,12 +41,35 @@
 /* The library's version, "0.1.0". */
 const char *sp_version(void);
 
+/* How sp_perf_recorder_attach() starts sampling (0.5's AttachMode). */
+enum sp_attach_mode {
+	/*
+	 * StopAttachEnableResume: pause every thread with ptrace(2), open
+	 * the events, enable them, resume.  No thread is missed or created
+	 * unseen; the pause lasts milliseconds and is undone by the kernel if
+	 * the recorder dies.  The calling thread is the tracer for that time.
+	 */
+	SP_ATTACH_STOP,
+	/* open the events while the targets run; re-scan for new threads */
+	SP_ATTACH_LIVE,
+	/*
+	 * AttachWithEnableOnExec: a child of sp_launch_suspended() that has
+	 * not been resumed; its samples count from its exec on.
+	 */
+	SP_ATTACH_ENABLE_ON_EXEC,
+};
+
+/* Kernel callchains, sp_perf_recorder_options.kernel */
+#define SP_KERNEL_AUTO	(-1)	/* when permitted (the default) */
+#define SP_KERNEL_OFF	0
+#define SP_KERNEL_ON	1	/* or fail to attach */
+
 struct sp_perf_recorder_options {
 	uint32_t frequency;	/* Hz per thread; 0: 99 */
 	uint32_t stack_size;	/* bytes of user stack per sample; 0: 61440 */
 	const char *event;	/* NULL: "cpu-clock" */
 	unsigned buffer_pages;	/* ring buffer pages per CPU; 0: default */
-	int kernel;		/* SP_RECORD_KERNEL_*; default AUTO */
+	int kernel;		/* SP_KERNEL_*; default SP_KERNEL_AUTO */
 };
 
 /* Fill o with the defaults. */
@@ -156,7 +178,7 @@ int sp_perf_symbolizer_for_each_frame(struct sp_perf_symbolizer *s,
 /*
  * Names of kinds and origins ("native", "inline", "jit", ...; "symtab",
  * "debuglink", "perf-map", ...): sp_frame_kind_name() and
- * sp_frame_origin_name() of symtext.h.
+ * sp_frame_origin_name() of format/frame.h.
  */
 
 /* The last error, one line; "" if none. */

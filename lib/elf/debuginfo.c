@@ -12,11 +12,6 @@
 
 #include "debuginfo.h"
 
-struct sp_symtab {
-	struct sp_sym_entry *syms;
-	size_t n;
-};
-
 struct sp_debugfile {
 	struct sp_debugfile *next;
 	char *key;		/* path, or "mini:PATH" */
@@ -127,36 +122,6 @@ static const char *root_at(const struct sp_debug_finder *f, size_t i)
 
 /* ELF notes and sections */
 
-size_t sp_elf_build_id(Elf *e, uint8_t bid[SP_BUILD_ID_MAX])
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		GElf_Nhdr nh;
-		size_t off = 0, noff, doff;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-			size_t n = nh.n_descsz;
-
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((char *)d->d_buf + noff, "GNU", 4) || !n)
-				continue;
-			if (n > SP_BUILD_ID_MAX)
-				n = SP_BUILD_ID_MAX;
-			memcpy(bid, (char *)d->d_buf + doff, n);
-			return n;
-		}
-	}
-	return 0;
-}
-
 static Elf_Scn *find_section(Elf *e, const char *name)
 {
 	Elf_Scn *scn = NULL;
@@ -199,18 +164,6 @@ uint32_t sp_debuglink_crc(const void *data, size_t len)
 		len -= n;
 	}
 	return (uint32_t)crc;
-}
-
-void sp_build_id_hex(const uint8_t *bid, size_t len, char *buf)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		buf[2 * i] = hex[bid[i] >> 4];
-		buf[2 * i + 1] = hex[bid[i] & 15];
-	}
-	buf[2 * len] = 0;
 }
 
 /* The cache */
@@ -521,118 +474,11 @@ struct sp_debugfile *sp_debug_mini(struct sp_debug_finder *f, const char *key,
 	return d;
 }
 
-/* Symbol tables */
-
-static int sym_cmp(const void *a, const void *b)
-{
-	const struct sp_sym_entry *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	if (x->size != y->size)
-		return x->size > y->size ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-struct sp_symtab *sp_symtab_new(Elf *e, GElf_Word type)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(e, scn))) {
-		struct sp_symtab *t;
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t n, i, got = 0;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type ||
-		    !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			return NULL;
-		n = sh.sh_size / sh.sh_entsize;
-		t = calloc(1, sizeof(*t));
-		if (!t)
-			return NULL;
-		t->syms = calloc(n ? n : 1, sizeof(*t->syms));
-		if (!t->syms) {
-			free(t);
-			return NULL;
-		}
-		for (i = 0; i < n; i++) {
-			GElf_Sym s;
-			const char *name;
-			int st, bind;
-
-			if (!gelf_getsym(d, (int)i, &s))
-				break;
-			st = GELF_ST_TYPE(s.st_info);
-			if ((st != STT_FUNC && st != STT_GNU_IFUNC) ||
-			    s.st_shndx == SHN_UNDEF || !s.st_value)
-				continue;
-			name = elf_strptr(e, sh.sh_link, s.st_name);
-			if (!name || !*name)
-				continue;
-			bind = GELF_ST_BIND(s.st_info);
-			t->syms[got++] = (struct sp_sym_entry){ .start = s.st_value,
-				.size = s.st_size, .name = name,
-				.rank = bind == STB_GLOBAL ? 0 :
-					bind == STB_WEAK ? 1 : 2 };
-		}
-		if (!got) {
-			sp_symtab_free(t);
-			return NULL;
-		}
-		qsort(t->syms, got, sizeof(*t->syms), sym_cmp);
-		for (i = n = 0; i < got; i++)
-			if (!n || t->syms[n - 1].start != t->syms[i].start)
-				t->syms[n++] = t->syms[i];
-		t->n = n;
-		return t;
-	}
-	return NULL;
-}
-
-void sp_symtab_free(struct sp_symtab *t)
-{
-	if (!t)
-		return;
-	free(t->syms);
-	free(t);
-}
-
-const struct sp_sym_entry *sp_symtab_lookup(const struct sp_symtab *t,
-					    uint64_t vaddr)
-{
-	size_t lo = 0, hi;
-	const struct sp_sym_entry *s;
-
-	if (!t)
-		return NULL;
-	hi = t->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return NULL;
-	s = &t->syms[lo - 1];
-	if (vaddr - s->start >= (s->size ? s->size : 4096))
-		return NULL;
-	return s;
-}
-
 const struct sp_symtab *sp_debugfile_symtab(struct sp_debugfile *d)
 {
 	if (!d->symtab_loaded) {
 		d->symtab_loaded = 1;
-		d->symtab = sp_symtab_new(d->elf, SHT_SYMTAB);
+		d->symtab = sp_symtab_read(d->elf, SHT_SYMTAB);
 	}
 	return d->symtab;
 }

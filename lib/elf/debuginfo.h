@@ -19,7 +19,8 @@
 #include <stdint.h>
 #include <gelf.h>
 
-#define SP_BUILD_ID_MAX 20
+#include "buildid.h"
+#include "symtab.h"
 
 /* How a debug file was found. */
 enum sp_debug_how {
@@ -31,13 +32,6 @@ enum sp_debug_how {
 
 struct sp_debug_finder;
 struct sp_debugfile;
-struct sp_symtab;
-
-struct sp_sym_entry {
-	uint64_t start, size;	/* file virtual address */
-	const char *name;	/* owned by the table's ELF */
-	uint8_t rank;		/* of aliases: 0 global, 1 weak, 2 local */
-};
 
 /*
  * Returns a finder searching /usr/lib/debug (unless no_default) and the
@@ -91,35 +85,10 @@ const struct sp_symtab *sp_debugfile_symtab(struct sp_debugfile *d);
 /* Debug files and images opened (not lookups), for the open-once tests. */
 unsigned sp_debug_finder_opened(const struct sp_debug_finder *f);
 
-/*
- * Function symbols of the first section of type (SHT_SYMTAB, SHT_DYNSYM) of
- * e, sorted, one per address: of aliases the global one (getppid, not
- * __GI___getppid), then the sized one.  Returns NULL if none or out of memory; the
- * names point into e, which must outlive the table.
- */
-struct sp_symtab *sp_symtab_new(Elf *e, GElf_Word type);
-void sp_symtab_free(struct sp_symtab *t);
-
-/*
- * The symbol holding vaddr (an unsized one up to 4 KiB or the next
- * symbol), NULL if none.
- */
-const struct sp_sym_entry *sp_symtab_lookup(const struct sp_symtab *t,
-					    uint64_t vaddr);
-
-/*
- * The GNU build-id note of e copied into bid (up to SP_BUILD_ID_MAX bytes).
- * Returns its length, 0 when e has none.
- */
-size_t sp_elf_build_id(Elf *e, uint8_t bid[SP_BUILD_ID_MAX]);
-
 /* Whether e has a section of this name (".debug_info", ".symtab"). */
 int sp_elf_has_section(Elf *e, const char *name);
 
 /* The CRC-32 of .gnu_debuglink (zlib's crc32) of len bytes. */
 uint32_t sp_debuglink_crc(const void *data, size_t len);
-
-/* Lowercase hex of a build-id into buf (2 * len + 1 bytes). */
-void sp_build_id_hex(const uint8_t *bid, size_t len, char *buf);
 
 #endif

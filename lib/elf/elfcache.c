@@ -25,9 +25,8 @@ struct sp_elf {
 	uint64_t ehf_vaddr, ehf_size;
 	int has_ehf;
 	int syms_loaded;
-	struct sp_sym *syms;
-	size_t nsyms;
-	enum sp_sym_origin origin;
+	struct sp_symtab *syms;
+	enum sp_frame_origin origin;
 };
 
 #define NBUCKETS 1024
@@ -61,7 +60,7 @@ static void elf_free(struct sp_elf *e)
 		close(e->fd);
 	free(e->copy);
 	free(e->load);
-	free(e->syms);
+	sp_symtab_free(e->syms);
 	free(e->path);
 	free(e);
 }
@@ -287,104 +286,18 @@ int sp_elf_eh_frame_hdr(const struct sp_elf *e, uint64_t *vaddr,
 	return 0;
 }
 
-static int sym_cmp(const void *a, const void *b)
+const struct sp_symtab *sp_elf_symtab(struct sp_elf *e,
+				      enum sp_frame_origin *origin)
 {
-	const struct sp_sym *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	/* sized symbols first, then by name for a stable choice */
-	if (x->size != y->size)
-		return x->size > y->size ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-/* Collect the function symbols of the first section of type; count them. */
-static size_t load_table(struct sp_elf *e, GElf_Word type)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(e->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t n, i, got = 0;
-		struct sp_sym *syms;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type ||
-		    !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			return 0;
-		n = sh.sh_size / sh.sh_entsize;
-		syms = calloc(n ? n : 1, sizeof(*syms));
-		if (!syms)
-			return 0;
-		for (i = 0; i < n; i++) {
-			GElf_Sym s;
-			const char *name;
-			int t;
-
-			if (!gelf_getsym(d, (int)i, &s))
-				break;
-			t = GELF_ST_TYPE(s.st_info);
-			if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
-			    s.st_shndx == SHN_UNDEF || !s.st_value)
-				continue;
-			name = elf_strptr(e->elf, sh.sh_link, s.st_name);
-			if (!name || !*name)
-				continue;
-			syms[got].start = s.st_value;
-			syms[got].size = s.st_size;
-			syms[got].name = name;
-			got++;
-		}
-		if (!got) {
-			free(syms);
-			return 0;
-		}
-		qsort(syms, got, sizeof(*syms), sym_cmp);
-		/* keep one symbol per start address */
-		n = 0;
-		for (i = 0; i < got; i++)
-			if (!n || syms[n - 1].start != syms[i].start)
-				syms[n++] = syms[i];
-		e->syms = syms;
-		e->nsyms = n;
-		return n;
-	}
-	return 0;
-}
-
-const struct sp_sym *sp_elf_symbol(struct sp_elf *e, uint64_t vaddr,
-				   enum sp_sym_origin *origin)
-{
-	size_t lo = 0, hi;
-	const struct sp_sym *s;
-
 	if (!e->syms_loaded) {
 		e->syms_loaded = 1;
-		if (load_table(e, SHT_SYMTAB))
-			e->origin = SP_ORIGIN_SYMTAB;
-		else if (load_table(e, SHT_DYNSYM))
-			e->origin = SP_ORIGIN_DYNSYM;
+		e->origin = SP_FO_SYMTAB;
+		e->syms = sp_symtab_read(e->elf, SHT_SYMTAB);
+		if (!e->syms) {
+			e->origin = SP_FO_DYNSYM;
+			e->syms = sp_symtab_read(e->elf, SHT_DYNSYM);
+		}
 	}
-	*origin = SP_ORIGIN_NONE;
-	hi = e->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return NULL;
-	s = &e->syms[lo - 1];
-	/* an unsized symbol claims at most 4 KiB, up to the next symbol */
-	if (vaddr - s->start >= (s->size ? s->size : 4096))
-		return NULL;
-	*origin = e->origin;
-	return s;
+	*origin = e->syms ? e->origin : SP_FO_NONE;
+	return e->syms;
 }

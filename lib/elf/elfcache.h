@@ -14,24 +14,11 @@
 #include <stdint.h>
 #include <gelf.h>
 
+#include "format/frame.h"
+#include "symtab.h"
+
 struct sp_elf;
 struct sp_elf_cache;
-
-/* Where a symbol came from. */
-enum sp_sym_origin {
-	SP_ORIGIN_NONE = 0,
-	SP_ORIGIN_SYMTAB,
-	SP_ORIGIN_DYNSYM,
-	SP_ORIGIN_PERFMAP,
-	SP_ORIGIN_VDSO,
-	SP_ORIGIN_MAX
-};
-
-struct sp_sym {
-	uint64_t start;		/* file virtual address */
-	uint64_t size;
-	const char *name;	/* owned by the sp_elf */
-};
 
 /* Returns a new, empty cache; NULL when out of memory. */
 struct sp_elf_cache *sp_elf_cache_new(void);
@@ -81,11 +68,12 @@ int sp_elf_eh_frame_hdr(const struct sp_elf *e, uint64_t *vaddr,
 			uint64_t *size);
 
 /*
- * The function symbol containing file vaddr, from .symtab or else .dynsym
- * (tables sorted on first use).  Returns NULL if none; sets *origin.
+ * The file's own function symbols: .symtab, else .dynsym (*origin says
+ * which: SP_FO_SYMTAB, SP_FO_DYNSYM), read on first use.  NULL when it has
+ * neither.
  */
-const struct sp_sym *sp_elf_symbol(struct sp_elf *e, uint64_t vaddr,
-				   enum sp_sym_origin *origin);
+const struct sp_symtab *sp_elf_symtab(struct sp_elf *e,
+				      enum sp_frame_origin *origin);
 
 /* The libelf handle, for libdw and other readers; owned by the sp_elf. */
 Elf *sp_elf_handle(const struct sp_elf *e);

@@ -10,15 +10,6 @@
 
 #include "symtext.h"
 
-static const char *const kind_names[SP_FK_MAX] = {
-	"native", "kernel", "jit", "unknown", "inline", "interp",
-};
-
-static const char *const origin_names[SP_FO_MAX] = {
-	"none", "symtab", "dynsym", "perf-map", "vdso", "kallsyms",
-	"debuglink", "buildid", "minidebuginfo", "jitdump",
-};
-
 static const char *const type_names[] = {
 	[SP_ST_EVENT] = "event",
 	[SP_ST_COMM] = "comm",
@@ -31,14 +22,9 @@ static const char *const type_names[] = {
 
 #define NTYPES (sizeof(type_names) / sizeof(type_names[0]))
 
-const char *sp_frame_kind_name(unsigned kind)
+static const char *type_name(unsigned t)
 {
-	return kind < SP_FK_MAX ? kind_names[kind] : "?";
-}
-
-const char *sp_frame_origin_name(unsigned origin)
-{
-	return origin < SP_FO_MAX ? origin_names[origin] : "?";
+	return type_names[t] ? type_names[t] : "";
 }
 
 /* Writer */
@@ -244,12 +230,13 @@ static int parse_u32(const char *s, uint32_t *v)
 	return 0;
 }
 
-static int lookup(const char *s, const char *const *names, unsigned n)
+/* The index whose name(i) is s, for i < n; -1 if none.  "" names none. */
+static int lookup(const char *s, const char *(*name)(unsigned), unsigned n)
 {
 	unsigned i;
 
 	for (i = 0; s && i < n; i++)
-		if (names[i] && !strcmp(s, names[i]))
+		if (*name(i) && !strcmp(s, name(i)))
 			return (int)i;
 	return -1;
 }
@@ -270,11 +257,11 @@ static const char *parse_frame(const char **f, unsigned nf,
 	if (parse_u32(f[3], &fr->index))
 		return "INDEX is not a number";
 	/* kinds and origins of later versions read as unknown and none */
-	k = lookup(f[4], kind_names, SP_FK_MAX);
+	k = lookup(f[4], sp_frame_kind_name, SP_FK_MAX);
 	if (!f[4])
 		return "KIND is empty";
 	fr->f.kind = (uint8_t)(k < 0 ? SP_FK_UNKNOWN : k);
-	k = lookup(f[5], origin_names, SP_FO_MAX);
+	k = lookup(f[5], sp_frame_origin_name, SP_FO_MAX);
 	if (!f[5])
 		return "ORIGIN is empty";
 	fr->f.origin = (uint8_t)(k < 0 ? SP_FO_NONE : k);
@@ -362,7 +349,7 @@ const char *sp_st_parse(char *line, size_t len, struct sp_st_rec *rec)
 		*tab = 0;
 		p = tab + 1;
 	}
-	t = lookup(f[0], type_names, NTYPES);
+	t = lookup(f[0], type_name, NTYPES);
 	if (t < 0) {
 		/* a kind of a later version: a lowercase keyword */
 		for (p = line; *p; p++)

@@ -23,51 +23,10 @@
 #include <stdio.h>
 
 #include "base/io.h"
+#include "frame.h"
 
 #define SP_SYMTEXT_VERSION 1
 #define SP_SYMTEXT_LINE_MAX (1u << 20)	/* longest line a reader accepts */
-
-/* What a frame is; the text names are "native", "kernel", ... */
-enum sp_frame_kind {
-	SP_FK_NATIVE = 0,	/* machine code of a mapped file or image */
-	SP_FK_KERNEL,
-	SP_FK_JIT,		/* anonymous executable memory */
-	SP_FK_UNKNOWN,		/* in no mapping at all */
-	SP_FK_INLINE,		/* a function inlined at this frame's address */
-	SP_FK_INTERP,		/* an interpreter's glue between its own frames */
-	SP_FK_MAX
-};
-
-/* Where the function name came from: "symtab", "dynsym", ... "none". */
-enum sp_frame_origin {
-	SP_FO_NONE = 0,
-	SP_FO_SYMTAB,
-	SP_FO_DYNSYM,
-	SP_FO_PERFMAP,
-	SP_FO_VDSO,
-	SP_FO_KALLSYMS,
-	SP_FO_DEBUGLINK,	/* a debug file named by .gnu_debuglink */
-	SP_FO_BUILDID,		/* a debug file found by build-id */
-	SP_FO_MINIDEBUG,	/* .gnu_debugdata ("minidebuginfo") */
-	SP_FO_JITDUMP,		/* a jit-PID.dump file */
-	SP_FO_MAX
-};
-
-/* Frame flags */
-#define SP_SYMF_HIDDEN	0x1	/* glue that sp-fold leaves out ("hidden") */
-#define SP_SYMF_STALE	0x2	/* file replaced since the recording ("stale") */
-
-/* One resolved frame.  NULL strings and line 0 are written as "-". */
-struct sp_frame {
-	uint64_t addr;		/* the address as unwound (a return address) */
-	const char *function;	/* never NULL when written */
-	const char *module;	/* mapping path, "[vdso]", "[kernel]", "[anon]" */
-	const char *file;	/* source file, from DWARF or jitdump */
-	uint32_t line;		/* source line, 0 unknown */
-	uint8_t kind;		/* enum sp_frame_kind */
-	uint8_t origin;		/* enum sp_frame_origin */
-	uint16_t flags;		/* SP_SYMF_* */
-};
 
 enum sp_st_type {
 	SP_ST_EVENT = 1,
@@ -139,10 +98,6 @@ struct sp_st_rec {
 		struct sp_st_summary summary;
 	} u;
 };
-
-/* Text names of kinds and origins; "?" out of range. */
-const char *sp_frame_kind_name(unsigned kind);
-const char *sp_frame_origin_name(unsigned origin);
 
 /* Write the magic line.  Returns 0 or -errno of the write. */
 int sp_st_write_magic(struct sp_out *out);

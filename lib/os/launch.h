@@ -5,7 +5,7 @@
  *
  * sp_launch_suspended() forks a child that waits, before execvp(3), for a
  * byte on a pipe.  The recorder opens its events on sp_launch_pid() with
- * enable_on_exec (SP_ATTACH_ENABLE_ON_EXEC in record.h), so the kernel
+ * enable_on_exec (SP_RECORD_ATTACH_ON_EXEC in record/record.h), so the kernel
  * starts sampling at the exec itself: nothing of the waiting child is
  * recorded and nothing of the command is missed.  sp_launch_resume() sends
  * the byte and learns through a close-on-exec pipe whether the exec worked.

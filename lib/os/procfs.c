@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* proc.c: threads, names, parents, mappings and memory of a live process. */
 #include <dirent.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -355,122 +354,17 @@ int sp_procfs_read_ll(const char *path, long long *v)
 	return 0;
 }
 
-#define NOTE_MAX (64 * 1024)	/* PT_NOTE segments are a few hundred bytes */
-
-/* Find NT_GNU_BUILD_ID among the notes in buf.  Returns its length or 0. */
-static int find_build_id(const uint8_t *buf, size_t len, uint8_t *id,
-			 size_t max)
-{
-	size_t off = 0;
-
-	while (off + 12 <= len) {
-		uint32_t namesz, descsz, type;
-		size_t name_at, desc_at, next;
-
-		memcpy(&namesz, buf + off, 4);
-		memcpy(&descsz, buf + off + 4, 4);
-		memcpy(&type, buf + off + 8, 4);
-		name_at = off + 12;
-		desc_at = name_at + ((namesz + 3) & ~3u);
-		next = desc_at + ((descsz + 3) & ~3u);
-		if (desc_at > len || next > len || next <= off)
-			return 0;
-		if (type == NT_GNU_BUILD_ID && namesz == 4 &&
-		    !memcmp(buf + name_at, "GNU", 4) && descsz) {
-			if (descsz > max)
-				descsz = (uint32_t)max;
-			memcpy(id, buf + desc_at, descsz);
-			return (int)descsz;
-		}
-		off = next;
-	}
-	return 0;
-}
-
-int sp_elf_fd_build_id(int fd, uint8_t *id, size_t max)
-{
-	unsigned char ident[EI_NIDENT];
-	Elf64_Ehdr e64;
-	Elf32_Ehdr e32;
-	uint64_t phoff;
-	unsigned phnum, phentsize, i;
-	int is64, n = 0;
-	uint8_t *buf;
-
-	if (pread(fd, ident, sizeof(ident), 0) != (ssize_t)sizeof(ident))
-		return 0;
-	if (memcmp(ident, ELFMAG, SELFMAG))
-		return 0;
-	is64 = ident[EI_CLASS] == ELFCLASS64;
-	if (is64) {
-		if (pread(fd, &e64, sizeof(e64), 0) != (ssize_t)sizeof(e64))
-			return 0;
-		phoff = e64.e_phoff;
-		phnum = e64.e_phnum;
-		phentsize = e64.e_phentsize;
-		if (phentsize != sizeof(Elf64_Phdr))
-			return 0;
-	} else if (ident[EI_CLASS] == ELFCLASS32) {
-		if (pread(fd, &e32, sizeof(e32), 0) != (ssize_t)sizeof(e32))
-			return 0;
-		phoff = e32.e_phoff;
-		phnum = e32.e_phnum;
-		phentsize = e32.e_phentsize;
-		if (phentsize != sizeof(Elf32_Phdr))
-			return 0;
-	} else {
-		return 0;
-	}
-	buf = malloc(NOTE_MAX);
-	if (!buf)
-		return -ENOMEM;
-	for (i = 0; i < phnum && i < 256 && !n; i++) {
-		uint64_t off, size;
-		uint32_t type;
-
-		if (is64) {
-			Elf64_Phdr ph;
-
-			if (pread(fd, &ph, sizeof(ph), (off_t)(phoff + (uint64_t)i * phentsize)) !=
-			    (ssize_t)sizeof(ph))
-				break;
-			type = ph.p_type;
-			off = ph.p_offset;
-			size = ph.p_filesz;
-		} else {
-			Elf32_Phdr ph;
-
-			if (pread(fd, &ph, sizeof(ph), (off_t)(phoff + (uint64_t)i * phentsize)) !=
-			    (ssize_t)sizeof(ph))
-				break;
-			type = ph.p_type;
-			off = ph.p_offset;
-			size = ph.p_filesz;
-		}
-		if (type != PT_NOTE || !size)
-			continue;
-		if (size > NOTE_MAX)
-			size = NOTE_MAX;
-		if (pread(fd, buf, size, (off_t)off) != (ssize_t)size)
-			continue;
-		n = find_build_id(buf, size, id, max);
-	}
-	free(buf);
-	return n;
-}
-
-int sp_procfs_build_id(pid_t pid, const struct sp_procfs_map *m, uint8_t *id,
-		       size_t max)
+int sp_procfs_open_mapped(pid_t pid, const struct sp_procfs_map *m)
 {
 	char path[96];
 	struct stat st;
-	int fd, n;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 && m->path[0] == '/') {
-		fd = open(m->path, O_RDONLY | O_CLOEXEC);
+		fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		/* a path may now name another file than the one mapped */
 		if (fd >= 0 && (fstat(fd, &st) || st.st_ino != m->ino ||
 				major(st.st_dev) != m->maj ||
@@ -479,11 +373,7 @@ int sp_procfs_build_id(pid_t pid, const struct sp_procfs_map *m, uint8_t *id,
 			return -ESTALE;
 		}
 	}
-	if (fd < 0)
-		return -errno;
-	n = sp_elf_fd_build_id(fd, id, max);
-	close(fd);
-	return n;
+	return fd < 0 ? -errno : fd;
 }
 
 int sp_procfs_uid(pid_t pid, uid_t *uid)

@@ -73,19 +73,12 @@ int sp_procfs_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
 int sp_procfs_alive(pid_t pid);
 
 /*
- * The GNU build id (NT_GNU_BUILD_ID note) of the ELF file open at fd, at
- * most max bytes into id.  Returns its length, 0 when the file has none (or
- * is not ELF), or -errno.
+ * Open the file behind mapping m of process pid, read-only: through
+ * /proc/PID/map_files when permitted, else by its path if the device and
+ * inode there are still the mapping's.  Returns a descriptor the caller
+ * closes, or -errno (-ESTALE: the path names another file now).
  */
-int sp_elf_fd_build_id(int fd, uint8_t *id, size_t max);
-
-/*
- * The build id of the file behind mapping m of process pid: through
- * /proc/PID/map_files when permitted, else the path if its device and inode
- * match the mapping's.  Returns the length, 0 (none), or -errno.
- */
-int sp_procfs_build_id(pid_t pid, const struct sp_procfs_map *m, uint8_t *id,
-		       size_t max);
+int sp_procfs_open_mapped(pid_t pid, const struct sp_procfs_map *m);
 
 /* The owner (effective user) of process pid.  Returns 0 or -errno. */
 int sp_procfs_uid(pid_t pid, uid_t *uid);

@@ -45,9 +45,10 @@ struct sp_out;
 #define SP_RECORD_MAX_PAGES	65536
 
 /*
- * How sp_recorder_attach() starts sampling (stackpulse 0.5's AttachMode).
+ * How sp_recorder_attach() starts sampling (stackpulse 0.5's AttachMode;
+ * the public API's enum sp_attach_mode maps onto it).
  */
-enum sp_attach_mode {
+enum sp_record_attach {
 	/*
 	 * StopAttachEnableResume: pause every thread with ptrace(2)
 	 * (PTRACE_SEIZE and PTRACE_INTERRUPT, following clones and forks),
@@ -56,14 +57,14 @@ enum sp_attach_mode {
 	 * kernel if the recorder dies.  The calling thread becomes the
 	 * tracer for that time.
 	 */
-	SP_ATTACH_STOP,
+	SP_RECORD_ATTACH_STOP,
 	/* open the events while the targets run; re-scan for new threads */
-	SP_ATTACH_LIVE,
+	SP_RECORD_ATTACH_LIVE,
 	/*
 	 * AttachWithEnableOnExec: one suspended child of sp_launch_suspended()
 	 * that has not exec'd yet; its events count from its exec on.
 	 */
-	SP_ATTACH_ENABLE_ON_EXEC,
+	SP_RECORD_ATTACH_ON_EXEC,
 };
 
 struct sp_record_opts {
@@ -74,8 +75,8 @@ struct sp_record_opts {
 				   0: the default, halved while locked memory
 				   is short */
 	int kernel;		/* SP_RECORD_KERNEL_* */
-	enum sp_attach_mode attach;
-	unsigned attach_hold_ms;	/* SP_ATTACH_STOP: keep the targets
+	enum sp_record_attach attach;
+	unsigned attach_hold_ms;	/* SP_RECORD_ATTACH_STOP: keep the targets
 					   paused this long (for tests) */
 	const char *perfmap_dir;	/* where perf-PID.map files are; NULL:
 					   "/tmp" (copied) */
@@ -83,7 +84,7 @@ struct sp_record_opts {
 
 /*
  * Fill o with the defaults: 99 Hz, 61440 bytes, cpu-clock, 0, AUTO,
- * SP_ATTACH_STOP, no hold, /tmp.
+ * SP_RECORD_ATTACH_STOP, no hold, /tmp.
  */
 void sp_record_opts_init(struct sp_record_opts *o);
 
@@ -102,7 +103,7 @@ struct sp_record_stats {
 	uint64_t processes;	/* distinct processes seen */
 	uint64_t duration_ns;
 	uint64_t attach_threads;	/* threads paused (STOP) or opened */
-	uint64_t attach_pause_ns;	/* how long SP_ATTACH_STOP paused them */
+	uint64_t attach_pause_ns;	/* how long SP_RECORD_ATTACH_STOP paused them */
 	uint64_t events_open;	/* event descriptors open now */
 	uint64_t ksyms;		/* KSYM records written */
 	uint64_t perfmap_bytes;	/* text of PERFMAP records written */
@@ -122,11 +123,11 @@ void sp_recorder_free(struct sp_recorder *r);
 
 /*
  * Start sampling the n processes in pids (once per recorder) as o->attach
- * says: raise RLIMIT_NOFILE to its hard limit, open the events (SP_ATTACH_
- * STOP: with every thread paused; SP_ATTACH_LIVE: re-scanning the threads
+ * says: raise RLIMIT_NOFILE to its hard limit, open the events (STOP: with
+ * every thread paused; LIVE: re-scanning the threads
  * until no new one appears), write the stream header and what /proc says
  * already exists (names, threads, executable mappings with build ids, the
- * [vdso] image).  With SP_ATTACH_ENABLE_ON_EXEC, n is 1 and pids[0] a
+ * [vdso] image).  With SP_RECORD_ATTACH_ON_EXEC, n is 1 and pids[0] a
  * suspended child (launch.h): only the header is written, the kernel
  * reports the rest after the exec; resume the child next.  On every path,
  * errors included, paused targets are resumed before this returns.

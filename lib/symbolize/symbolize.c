@@ -1,137 +1,44 @@
 /* SPDX-License-Identifier: MIT */
-/* symbolize.c: addresses to frames through ELF, DWARF, JIT maps, kallsyms. */
+/* symbolize.c: a stack's addresses to frames, by asking the symbol sources. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "elf/debuginfo.h"
+#include "base/grow.h"
 #include "elf/demangle.h"
-#include "elf/dwarfinfo.h"
-#include "elf/jitdump.h"
-#include "base/hashtab.h"
-#include "symbolize.h"
+#include "source.h"
 
-#define CHAIN_MAX 64		/* inline depth kept per address */
-
-/* A resolved ELF address: key (elf, vaddr, precise), frames in the pool. */
-struct symslot {
-	const struct sp_elf *elf;
-	uint64_t vaddr;
-	uint32_t first, n;	/* of s->pool */
-	uint8_t precise;
-	uint8_t used;
+/* Who is asked, in order: the first that has a table and an answer names. */
+static const struct sp_source *const kernel_sources[] = {
+	&sp_src_kernel,
 };
 
-/* A cached frame of an inline chain: everything but the address. */
-struct cframe {
-	const char *function, *file;
-	uint32_t line;
-	uint8_t kind, origin;
-	uint16_t flags;
+static const struct sp_source *const user_sources[] = {
+	&sp_src_elf,		/* mapped files and the [vdso] */
+	&sp_src_jitdump,	/* JIT code, then */
+	&sp_src_perfmap,
 };
 
-/* What the symbolizer knows about one ELF file, found on first use. */
-struct module {
-	const struct sp_elf *elf;
-	int loaded;
-	int has_symtab;
-	int stale;		/* replaced, and no debug file of the recorded ID */
-	uint8_t rec_bid[SP_BUILD_ID_MAX];
-	size_t rec_len;		/* 0: no build-id was recorded */
-	struct sp_debugfile *dbg;	/* build-id or debuglink file */
-	uint8_t dbg_origin;		/* SP_FO_BUILDID, SP_FO_DEBUGLINK */
-	struct sp_debugfile *mini;
-	struct sp_dwarf *dwarf;
-	uint8_t dwarf_origin;
-	size_t mismatch;	/* index + 1 in s->mismatches, 0 none */
-};
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
-struct jitdump_ref {
-	uint32_t pid;
-	char *path;
-	off_t size;		/* when loaded, -1 not yet */
-	struct sp_jitdump *j;
-};
+static uint64_t key2(uint32_t a, uint32_t b)
+{
+	return (uint64_t)a << 32 | b;
+}
 
-struct ksym {
-	uint64_t start;
-	uint64_t size;		/* 0: up to the next symbol */
-	const char *name;	/* interned */
-	const char *module;	/* interned: "[kernel]", "[ext4]" */
-};
+/* Strings ----------------------------------------------------------------- */
 
-struct pmsym {
-	uint64_t start, size;
-	uint32_t seq;		/* line number: later lines win */
-	char *name;
-};
-
-struct perfmap {
-	uint32_t pid;
-	int loaded;
-	int snapshot;		/* from the recorder: never reread */
-	off_t size;		/* of the file when loaded, -1 absent */
-	struct timespec mtime;
-	struct pmsym *syms;
-	size_t n, cap;
-	uint32_t seq;		/* lines read so far */
-};
-
-struct sp_symbolizer {
-	struct sp_procs *procs;
-	char *kallsyms_path;
-	char *perf_map_dir;
-	struct sp_strtab strs;
-	struct sp_u64map threads;	/* pid << 32 | tid -> name string index */
-	struct sp_u64map stacks;	/* pid << 32 | id */
-	struct sp_u64map pmindex;	/* pid -> perfmaps index */
-	struct symslot *syms;
-	uint32_t nsyms, nsymslots;
-	struct cframe *pool;
-	uint32_t npool, cappool;
-	unsigned flags;		/* SP_SYM_* */
-	struct sp_debug_finder *finder;	/* created on first use */
-	char **debug_dirs;
-	size_t ndebug_dirs;
-	struct sp_u64map modindex;	/* sp_elf pointer -> modules index */
-	struct module **modules;
-	size_t nmodules, capmodules;
-	struct sp_u64map demangled;	/* interned name pointer -> demangled */
-	struct sp_mismatch *mismatches;
-	size_t nmismatches;
-	struct jitdump_ref *jds;
-	size_t njds;
-	struct sp_frame *out;	/* frames of the last stack */
-	size_t capout;
-	int kloaded;		/* the table is loaded or was captured */
-	int kcaptured;		/* from KSYM records, not a file */
-	int ksorted;
-	struct ksym *ksyms;
-	size_t nksyms, kcap;
-	struct perfmap *pms;
-	size_t npms, cappms;
-	struct sp_symbolize_stats st;
-};
-
-/* Hash tables */
-
-static const char *intern(struct sp_symbolizer *s, const char *str)
+const char *sp_sym_intern(struct sp_symbolizer *s, const char *str)
 {
 	int64_t i = sp_strtab_intern(&s->strs, str);
 
 	return i < 0 ? NULL : s->strs.strs[i];
 }
 
-static const char *internf(struct sp_symbolizer *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static const char *internf(struct sp_symbolizer *s, const char *fmt, ...)
+const char *sp_sym_internf(struct sp_symbolizer *s, const char *fmt, ...)
 {
 	const char *r;
 	va_list ap;
@@ -143,76 +50,66 @@ static const char *internf(struct sp_symbolizer *s, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return NULL;
-	r = intern(s, str);
+	r = sp_sym_intern(s, str);
 	free(str);
 	return r;
 }
 
-static uint64_t key2(uint32_t a, uint32_t b)
+static const char *base_name(const char *path)
 {
-	return (uint64_t)a << 32 | b;
+	const char *b = strrchr(path, '/');
+
+	return b && b[1] ? b + 1 : path;
 }
 
-static uint64_t sym_hash(const struct sp_elf *elf, uint64_t vaddr, int precise)
+const char *sp_sym_offset_name(struct sp_symbolizer *s, const char *module,
+			       uint64_t off)
 {
-	return sp_hash_u64((uint64_t)(uintptr_t)elf * 31 + vaddr * 2 + (unsigned)precise);
+	if (module[0] == '[')
+		return sp_sym_internf(s, "%s+0x%" PRIx64, module, off);
+	return sp_sym_internf(s, "[%s]+0x%" PRIx64, base_name(module), off);
 }
 
-static struct symslot *sym_find(struct sp_symbolizer *s,
-				const struct sp_elf *elf, uint64_t vaddr,
-				int precise)
+const char *sp_sym_display_name(struct sp_symbolizer *s, const char *raw)
 {
-	uint32_t j;
+	const char *at = strchr(raw, '@'), *name;
+	struct sp_u64slot *slot;
+	char *d;
+	int is_new;
 
-	if (!s->nsymslots)
+	/* symbol versions: __libc_start_main@@GLIBC_2.34 */
+	if (at && at != raw) {
+		char *base = strndup(raw, (size_t)(at - raw));
+
+		if (!base)
+			return NULL;
+		name = sp_sym_intern(s, base);
+		free(base);
+	} else {
+		name = sp_sym_intern(s, raw);
+	}
+
+	if (!name || (s->flags & SP_SYM_NO_DEMANGLE) || !sp_is_mangled(name))
+		return name;
+	slot = sp_u64map_get(&s->demangled, (uint64_t)(uintptr_t)name, &is_new);
+	if (!slot)
 		return NULL;
-	j = (uint32_t)sym_hash(elf, vaddr, precise) & (s->nsymslots - 1);
-	while (s->syms[j].used) {
-		if (s->syms[j].elf == elf && s->syms[j].vaddr == vaddr &&
-		    s->syms[j].precise == precise)
-			return &s->syms[j];
-		j = (j + 1) & (s->nsymslots - 1);
+	if (!is_new)
+		return (const char *)(uintptr_t)slot->val;
+	d = sp_demangle(name);
+	slot->val = (uint64_t)(uintptr_t)name;
+	if (d) {
+		const char *dn = sp_sym_intern(s, d);
+
+		free(d);
+		if (!dn)
+			return NULL;
+		slot->val = (uint64_t)(uintptr_t)dn;
 	}
-	return NULL;
+	return (const char *)(uintptr_t)slot->val;
 }
 
-static int sym_add(struct sp_symbolizer *s, const struct sp_elf *elf,
-		   uint64_t vaddr, int precise, uint32_t first, uint32_t n)
-{
-	uint32_t j;
-
-	if ((s->nsyms + 1) * 2 > s->nsymslots) {
-		uint32_t nslots = s->nsymslots ? s->nsymslots * 2 : 1024, i;
-		struct symslot *slots = calloc(nslots, sizeof(*slots));
-
-		if (!slots)
-			return -ENOMEM;
-		for (i = 0; i < s->nsymslots; i++) {
-			const struct symslot *e = &s->syms[i];
-
-			if (!e->used)
-				continue;
-			j = (uint32_t)sym_hash(e->elf, e->vaddr, e->precise) &
-			    (nslots - 1);
-			while (slots[j].used)
-				j = (j + 1) & (nslots - 1);
-			slots[j] = *e;
-		}
-		free(s->syms);
-		s->syms = slots;
-		s->nsymslots = nslots;
-	}
-	j = (uint32_t)sym_hash(elf, vaddr, precise) & (s->nsymslots - 1);
-	while (s->syms[j].used)
-		j = (j + 1) & (s->nsymslots - 1);
-	s->syms[j] = (struct symslot){ .elf = elf, .vaddr = vaddr,
-		.first = first, .n = n, .precise = (uint8_t)precise,
-		.used = 1 };
-	s->nsyms++;
-	return 0;
-}
-
-/* Life */
+/* Life -------------------------------------------------------------------- */
 
 struct sp_symbolizer *sp_symbolizer_new(struct sp_procs *procs)
 {
@@ -221,28 +118,7 @@ struct sp_symbolizer *sp_symbolizer_new(struct sp_procs *procs)
 	if (!s)
 		return NULL;
 	s->procs = procs;
-	s->kallsyms_path = strdup("/proc/kallsyms");
-	s->perf_map_dir = strdup("/tmp");
-	if (!s->kallsyms_path || !s->perf_map_dir)
-		goto err;
-
 	return s;
-err:
-	sp_symbolizer_free(s);
-	return NULL;
-}
-
-static void perfmap_clear(struct perfmap *pm)
-{
-	size_t i;
-
-	for (i = 0; i < pm->n; i++)
-		free(pm->syms[i].name);
-	free(pm->syms);
-	pm->syms = NULL;
-	pm->n = pm->cap = 0;
-	pm->seq = 0;
-	pm->loaded = 0;
 }
 
 void sp_symbolizer_free(struct sp_symbolizer *s)
@@ -251,36 +127,22 @@ void sp_symbolizer_free(struct sp_symbolizer *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->npms; i++)
-		perfmap_clear(&s->pms[i]);
-	free(s->pms);
-	for (i = 0; i < s->nmodules; i++) {
-		sp_dwarf_free(s->modules[i]->dwarf);
-		free(s->modules[i]);
+	src_kernel_release(&s->kernel);
+	src_elf_release(&s->elf);
+	src_jitdump_release(&s->jitdump);
+	src_perfmap_release(&s->perfmap);
+	for (i = 0; i < s->nanswers; i++) {
+		sp_u64map_release(&s->answers[i].at[0]);
+		sp_u64map_release(&s->answers[i].at[1]);
 	}
-	free(s->modules);
-	sp_u64map_release(&s->modindex);
-	sp_u64map_release(&s->demangled);
-	free(s->mismatches);
-	for (i = 0; i < s->njds; i++) {
-		free(s->jds[i].path);
-		sp_jitdump_free(s->jds[i].j);
-	}
-	free(s->jds);
-	free(s->out);
+	free(s->answers);
+	sp_u64map_release(&s->tables);
 	free(s->pool);
-	sp_debug_finder_free(s->finder);
-	for (i = 0; i < s->ndebug_dirs; i++)
-		free(s->debug_dirs[i]);
-	free(s->debug_dirs);
-	free(s->ksyms);
-	free(s->syms);
+	free(s->out);
 	sp_strtab_release(&s->strs);
 	sp_u64map_release(&s->threads);
 	sp_u64map_release(&s->stacks);
-	sp_u64map_release(&s->pmindex);
-	free(s->kallsyms_path);
-	free(s->perf_map_dir);
+	sp_u64map_release(&s->demangled);
 	free(s);
 }
 
@@ -297,12 +159,12 @@ static int set_str(char **dst, const char *src)
 
 int sp_symbolizer_set_kallsyms(struct sp_symbolizer *s, const char *path)
 {
-	return set_str(&s->kallsyms_path, path);
+	return set_str(&s->kernel.path, path);
 }
 
 int sp_symbolizer_set_perf_map_dir(struct sp_symbolizer *s, const char *dir)
 {
-	return set_str(&s->perf_map_dir, dir);
+	return set_str(&s->perfmap.dir, dir);
 }
 
 void sp_symbolizer_set_flags(struct sp_symbolizer *s, unsigned flags)
@@ -312,51 +174,33 @@ void sp_symbolizer_set_flags(struct sp_symbolizer *s, unsigned flags)
 
 int sp_symbolizer_add_debug_dir(struct sp_symbolizer *s, const char *dir)
 {
-	char **d = realloc(s->debug_dirs, (s->ndebug_dirs + 1) * sizeof(*d));
-
-	if (!d)
-		return -ENOMEM;
-	s->debug_dirs = d;
-	d[s->ndebug_dirs] = strdup(dir);
-	if (!d[s->ndebug_dirs])
-		return -ENOMEM;
-	s->ndebug_dirs++;
-	return 0;
+	return src_elf_add_debug_dir(&s->elf, dir);
 }
 
-static struct sp_debug_finder *finder(struct sp_symbolizer *s)
+int sp_symbolizer_add_ksym(struct sp_symbolizer *s, uint64_t start,
+			   uint64_t size, const char *name)
 {
-	size_t i;
+	return src_kernel_add_record(s, start, size, name);
+}
 
-	if (s->finder)
-		return s->finder;
-	s->finder = sp_debug_finder_new(!!(s->flags & SP_SYM_NO_SYSTEM_DEBUG));
-	for (i = 0; s->finder && i < s->ndebug_dirs; i++)
-		if (sp_debug_finder_add_dir(s->finder, s->debug_dirs[i])) {
-			sp_debug_finder_free(s->finder);
-			s->finder = NULL;
-		}
-	return s->finder;
+int sp_symbolizer_add_perf_map(struct sp_symbolizer *s, uint32_t pid,
+			       const char *text, size_t len, int reset)
+{
+	return src_perfmap_add_record(s, pid, text, len, reset);
 }
 
 void sp_symbolizer_stats(const struct sp_symbolizer *s,
 			 struct sp_symbolize_stats *st)
 {
-	size_t i;
-
 	*st = s->st;
-	st->dwarf_units = 0;
-	for (i = 0; i < s->nmodules; i++)
-		if (s->modules[i]->dwarf)
-			st->dwarf_units += sp_dwarf_units(s->modules[i]->dwarf);
-	st->debug_files = s->finder ? sp_debug_finder_opened(s->finder) : 0;
+	src_elf_stats(&s->elf, st);
 }
 
 const struct sp_mismatch *sp_symbolizer_mismatches(const struct sp_symbolizer *s,
 						   size_t *n)
 {
-	*n = s->nmismatches;
-	return s->mismatches;
+	*n = s->elf.nmismatches;
+	return s->elf.mismatches;
 }
 
 int sp_symbol_hidden(const char *name)
@@ -367,7 +211,7 @@ int sp_symbol_hidden(const char *name)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(glue) / sizeof(glue[0]); i++)
+	for (i = 0; i < NELEM(glue); i++)
 		if (!strcmp(name, glue[i]))
 			return 1;
 	return 0;
@@ -389,27 +233,23 @@ int sp_symbol_python_glue(const char *name)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(glue) / sizeof(glue[0]); i++)
+	for (i = 0; i < NELEM(glue); i++)
 		if (!strcmp(name, glue[i]))
 			return 1;
 	return 0;
 }
 
-/* Threads */
-
-static struct perfmap *perfmap_of(struct sp_symbolizer *s, uint32_t pid,
-				  int create);
+/* Records ----------------------------------------------------------------- */
 
 static int set_thread(struct sp_symbolizer *s, uint32_t pid, uint32_t tid,
 		      const char *name)
 {
 	int64_t i = sp_strtab_intern(&s->strs, name);
 	struct sp_u64slot *slot;
-	int is_new;
 
 	if (i < 0)
 		return -ENOMEM;
-	slot = sp_u64map_get(&s->threads, key2(pid, tid), &is_new);
+	slot = sp_u64map_get(&s->threads, key2(pid, tid), NULL);
 	if (!slot)
 		return -ENOMEM;
 	slot->val = (uint64_t)i;
@@ -424,93 +264,10 @@ static const char *thread_name(const struct sp_symbolizer *s, uint32_t pid,
 	return slot ? s->strs.strs[slot->val] : NULL;
 }
 
-/* Modules */
-
-static struct module *module_of(struct sp_symbolizer *s,
-				const struct sp_elf *elf)
-{
-	struct sp_u64slot *slot;
-	struct module *m;
-	int is_new;
-
-	slot = sp_u64map_get(&s->modindex, (uint64_t)(uintptr_t)elf, &is_new);
-	if (!slot)
-		return NULL;
-	if (!is_new)
-		return s->modules[slot->val];
-	if (s->nmodules == s->capmodules) {
-		size_t cap = s->capmodules ? s->capmodules * 2 : 64;
-		struct module **mm = realloc(s->modules, cap * sizeof(*mm));
-
-		if (!mm)
-			goto nomem;
-		s->modules = mm;
-		s->capmodules = cap;
-	}
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		goto nomem;
-	m->elf = elf;
-	slot->val = s->nmodules;
-	s->modules[s->nmodules++] = m;
-	return m;
-nomem:
-	sp_u64map_del(&s->modindex, (uint64_t)(uintptr_t)elf);
-	return NULL;
-}
-
-static int note_jitdump(struct sp_symbolizer *s, uint32_t pid,
-			const char *path)
-{
-	struct jitdump_ref *j;
-	size_t i;
-
-	for (i = 0; i < s->njds; i++)
-		if (s->jds[i].pid == pid && !strcmp(s->jds[i].path, path))
-			return 0;
-	j = realloc(s->jds, (s->njds + 1) * sizeof(*j));
-	if (!j)
-		return -ENOMEM;
-	s->jds = j;
-	j = &s->jds[s->njds];
-	*j = (struct jitdump_ref){ .pid = pid, .size = -1 };
-	j->path = strdup(path);
-	if (!j->path)
-		return -ENOMEM;
-	s->njds++;
-	return 0;
-}
-
-/* What an MMAP record says beyond the mapping: its build-id, a jitdump. */
-static int apply_mmap(struct sp_symbolizer *s, const struct sp_mmap_rec *m)
-{
-	const struct sp_proc *proc;
-	const struct sp_map *map;
-	struct module *mod;
-
-	if (sp_jitdump_is_path(m->filename))
-		return note_jitdump(s, m->pid, m->filename);
-	if (!m->build_id_size)
-		return 0;
-	proc = sp_procs_find(s->procs, m->pid);
-	map = proc ? sp_proc_map(proc, m->start) : NULL;
-	if (!map || !map->elf || map->kind != SP_MAP_FILE)
-		return 0;
-	mod = module_of(s, map->elf);
-	if (!mod)
-		return -ENOMEM;
-	/* the first recorded ID of a path wins; the file is opened once */
-	if (!mod->rec_len && !mod->loaded) {
-		mod->rec_len = m->build_id_size > SP_BUILD_ID_MAX ?
-			       SP_BUILD_ID_MAX : m->build_id_size;
-		memcpy(mod->rec_bid, m->build_id, mod->rec_len);
-	}
-	return 0;
-}
-
 int sp_symbolizer_apply(struct sp_symbolizer *s, const struct sp_rec_hdr *rec,
 			struct sp_st_comm *comm)
 {
+	const struct sp_mmap_rec *m = (const void *)rec;
 	const struct sp_comm_rec *c = (const void *)rec;
 	const struct sp_task_rec *t = (const void *)rec;
 	const char *name;
@@ -521,17 +278,13 @@ int sp_symbolizer_apply(struct sp_symbolizer *s, const struct sp_rec_hdr *rec,
 		return r;
 	switch (rec->type) {
 	case SP_REC_MMAP:
-		return apply_mmap(s, (const struct sp_mmap_rec *)rec);
+		r = src_jitdump_note_mmap(s, m);
+		return r ? r : src_elf_note_mmap(s, m);
 	case SP_REC_COMM:
 		if (set_thread(s, c->pid, c->tid, c->comm))
 			return -ENOMEM;
-		if (c->flags & SP_COMM_EXEC) {
-			/* a new program: its JIT writes a new perf map */
-			struct perfmap *pm = perfmap_of(s, c->pid, 0);
-
-			if (pm)
-				perfmap_clear(pm);
-		}
+		if (c->flags & SP_COMM_EXEC)
+			src_perfmap_exec(s, c->pid);
 		*comm = (struct sp_st_comm){ .time = c->time, .pid = c->pid,
 			.tid = c->tid, .name = thread_name(s, c->pid, c->tid),
 			.exec = !!(c->flags & SP_COMM_EXEC) };
@@ -560,739 +313,116 @@ int sp_symbolizer_apply(struct sp_symbolizer *s, const struct sp_rec_hdr *rec,
 	}
 }
 
-/* Kernel symbols */
+/* Asking the sources ------------------------------------------------------ */
 
-static int ksym_cmp(const void *a, const void *b)
+/* The answer maps of a cacheable table; NULL when out of memory. */
+static struct sp_answers *answers_of(struct sp_symbolizer *s, const void *table)
 {
-	const struct ksym *x = a, *y = b;
+	struct sp_u64slot *slot;
+	int is_new;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return strcmp(x->name, y->name);
+	slot = sp_u64map_get(&s->tables, (uint64_t)(uintptr_t)table, &is_new);
+	if (!slot)
+		return NULL;
+	if (!is_new)
+		return &s->answers[slot->val];
+	if (SP_GROW(s->answers, s->cap_answers, s->nanswers + 1)) {
+		sp_u64map_del(&s->tables, (uint64_t)(uintptr_t)table);
+		return NULL;
+	}
+	slot->val = s->nanswers;
+	memset(&s->answers[s->nanswers], 0, sizeof(s->answers[0]));
+	return &s->answers[s->nanswers++];
 }
 
-/* Read kallsyms once; no table (unreadable, or all addresses hidden) is kept as none. */
-static int load_kallsyms(struct sp_symbolizer *s)
+/*
+ * Ask src about q: the frames of its answer (in the pool for a cacheable
+ * source, else in tmp) through *frames and *n; 0 frames when src has no
+ * table for q or does not know the address.  0 or -errno.
+ */
+static int ask(struct sp_symbolizer *s, const struct sp_source *src,
+	       const struct sp_symq *q, struct sp_frame *tmp,
+	       const struct sp_frame **frames, unsigned *n)
 {
-	size_t cap = 0, i, n;
-	char *line = NULL;
-	size_t linecap = 0;
-	const char *kernel;
-	int any_nonzero = 0;
-	FILE *fp;
+	struct sp_answers *a = NULL;
+	struct sp_u64slot *slot;
+	void *table;
+	int r = 0;
 
-	s->kloaded = 1;
-	s->ksorted = 1;
-	kernel = intern(s, "[kernel]");
-	if (!kernel)
+	*n = 0;
+	table = src->table(s, q, &r);
+	if (!table)
+		return r;
+	if (src->cacheable) {
+		a = answers_of(s, table);
+		if (!a)
+			return -ENOMEM;
+		slot = sp_u64map_find(&a->at[!!q->precise], q->vaddr);
+		if (slot) {
+			*frames = s->pool + (slot->val >> 8);
+			*n = (unsigned)(slot->val & 0xff);
+			return 0;
+		}
+	}
+	r = src->lookup(s, table, q, tmp, SP_CHAIN_MAX);
+	if (r <= 0)
+		return r;
+	*frames = tmp;
+	*n = (unsigned)r;
+	if (!a)
+		return 0;
+	if (SP_GROW(s->pool, s->cap_pool, s->npool + (size_t)r))
 		return -ENOMEM;
-	fp = fopen(s->kallsyms_path, "re");
-	if (!fp)
-		return 0;
-	while (getline(&line, &linecap, fp) > 0) {
-		char type, *name, *mod, *end;
-		unsigned long long addr;
-		size_t nl;
-
-		errno = 0;
-		addr = strtoull(line, &end, 16);
-		if (end == line || *end != ' ' || errno)
-			continue;
-		type = end[1];
-		if (!type || end[2] != ' ')
-			continue;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		name = end + 3;
-		nl = strcspn(name, "\t\n");
-		mod = NULL;
-		if (name[nl] == '\t') {
-			mod = name + nl + 1;
-			mod[strcspn(mod, "\n")] = 0;
-		}
-		name[nl] = 0;
-		if (!*name)
-			continue;
-		if (addr)
-			any_nonzero = 1;
-		if (s->nksyms == cap) {
-			struct ksym *k;
-
-			cap = cap ? cap * 2 : 65536;
-			k = realloc(s->ksyms, cap * sizeof(*k));
-			if (!k)
-				goto nomem;
-			s->ksyms = k;
-		}
-		s->ksyms[s->nksyms].start = addr;
-		s->ksyms[s->nksyms].size = 0;
-		s->ksyms[s->nksyms].name = intern(s, name);
-		s->ksyms[s->nksyms].module = mod && *mod ? intern(s, mod) : kernel;
-		if (!s->ksyms[s->nksyms].name || !s->ksyms[s->nksyms].module)
-			goto nomem;
-		s->nksyms++;
-	}
-	free(line);
-	fclose(fp);
-	if (!any_nonzero) {
-		/* kptr_restrict: every address reads as zero */
-		free(s->ksyms);
-		s->ksyms = NULL;
-		s->nksyms = 0;
-		return 0;
-	}
-	qsort(s->ksyms, s->nksyms, sizeof(*s->ksyms), ksym_cmp);
-	for (i = n = 0; i < s->nksyms; i++)
-		if (!n || s->ksyms[n - 1].start != s->ksyms[i].start)
-			s->ksyms[n++] = s->ksyms[i];
-	s->nksyms = n;
+	memcpy(s->pool + s->npool, tmp, (size_t)r * sizeof(*tmp));
+	slot = sp_u64map_get(&a->at[!!q->precise], q->vaddr, NULL);
+	if (!slot)
+		return -ENOMEM;
+	slot->val = (uint64_t)s->npool << 8 | (unsigned)r;
+	*frames = s->pool + s->npool;
+	s->npool += (size_t)r;
 	return 0;
-nomem:
-	free(line);
-	fclose(fp);
-	return -ENOMEM;
 }
 
-static void ksyms_sort(struct sp_symbolizer *s)
+/* Ask the sources in order; the first answer wins. */
+static int ask_all(struct sp_symbolizer *s, const struct sp_source *const *srcs,
+		   size_t nsrcs, const struct sp_symq *q, struct sp_frame *tmp,
+		   const struct sp_frame **frames, unsigned *n)
 {
-	size_t i, n;
+	size_t i;
+	int r;
 
-	qsort(s->ksyms, s->nksyms, sizeof(*s->ksyms), ksym_cmp);
-	for (i = n = 0; i < s->nksyms; i++)
-		if (!n || s->ksyms[n - 1].start != s->ksyms[i].start)
-			s->ksyms[n++] = s->ksyms[i];
-	s->nksyms = n;
-	s->ksorted = 1;
-}
-
-int sp_symbolizer_add_ksym(struct sp_symbolizer *s, uint64_t start,
-			   uint64_t size, const char *name)
-{
-	const char *mod = "[kernel]", *bra;
-	size_t len = strlen(name);
-	char *copy = NULL;
-	struct ksym *k;
-
-	if (!s->kcaptured) {
-		/* a table loaded from a file gives way to the captured one */
-		free(s->ksyms);
-		s->ksyms = NULL;
-		s->nksyms = s->kcap = 0;
-		s->kcaptured = s->kloaded = 1;
+	for (i = 0; i < nsrcs; i++) {
+		r = ask(s, srcs[i], q, tmp, frames, n);
+		if (r || *n)
+			return r;
 	}
-	if (s->nksyms == s->kcap) {
-		size_t cap = s->kcap ? s->kcap * 2 : 256;
-
-		k = realloc(s->ksyms, cap * sizeof(*k));
-		if (!k)
-			return -ENOMEM;
-		s->ksyms = k;
-		s->kcap = cap;
-	}
-	/* "nvme_irq [nvme]": the module in brackets after the name */
-	bra = strstr(name, " [");
-	if (bra && len && name[len - 1] == ']') {
-		copy = strndup(name, (size_t)(bra - name));
-		if (!copy)
-			return -ENOMEM;
-		mod = bra + 1;
-		name = copy;
-	}
-	k = &s->ksyms[s->nksyms];
-	k->start = start;
-	k->size = size;
-	k->name = intern(s, name);
-	k->module = intern(s, mod);
-	free(copy);
-	if (!k->name || !k->module)
-		return -ENOMEM;
-	s->nksyms++;
-	s->ksorted = 0;
 	return 0;
 }
 
 int sp_symbolize_kernel(struct sp_symbolizer *s, uint64_t addr, int precise,
 			struct sp_frame *f)
 {
-	uint64_t look = precise || !addr ? addr : addr - 1;
-	size_t lo = 0, hi;
+	struct sp_symq q = { .addr = addr, .vaddr = addr, .precise = !!precise,
+			     .kernel = 1 };
+	struct sp_frame tmp[SP_CHAIN_MAX];
+	const struct sp_frame *ans;
+	unsigned n;
 	int r;
 
-	if (!s->kloaded && (r = load_kallsyms(s)))
+	s->st.frames++;
+	r = ask_all(s, kernel_sources, NELEM(kernel_sources), &q, tmp, &ans, &n);
+	if (r)
 		return r;
-	if (!s->ksorted)
-		ksyms_sort(s);
+	if (n) {
+		*f = ans[n - 1];
+		f->addr = addr;
+		return 0;
+	}
+	s->st.unresolved++;
 	*f = (struct sp_frame){ .addr = addr, .kind = SP_FK_KERNEL,
 		.origin = SP_FO_NONE };
-	s->st.frames++;
-	hi = s->nksyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->ksyms[mid].start <= look)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || (s->ksyms[lo - 1].size &&
-		    look - s->ksyms[lo - 1].start >= s->ksyms[lo - 1].size)) {
-		if (!s->nksyms)
-			s->st.no_kallsyms++;
-		s->st.unresolved++;
-		f->function = f->module = intern(s, "[kernel]");
-		return f->function ? 0 : -ENOMEM;
-	}
-	f->function = s->ksyms[lo - 1].name;
-	f->module = s->ksyms[lo - 1].module;
-	f->origin = SP_FO_KALLSYMS;
-	return 0;
-}
-
-/* Perf maps */
-
-static struct perfmap *perfmap_of(struct sp_symbolizer *s, uint32_t pid,
-				  int create)
-{
-	struct sp_u64slot *slot;
-	int is_new;
-
-	if (!create) {
-		slot = sp_u64map_find(&s->pmindex, pid);
-		return slot ? &s->pms[slot->val] : NULL;
-	}
-	slot = sp_u64map_get(&s->pmindex, pid, &is_new);
-	if (!slot)
-		return NULL;
-	if (!is_new)
-		return &s->pms[slot->val];
-	if (s->npms == s->cappms) {
-		size_t cap = s->cappms ? s->cappms * 2 : 16;
-		struct perfmap *p = realloc(s->pms, cap * sizeof(*p));
-
-		if (!p) {
-			sp_u64map_del(&s->pmindex, pid);
-			return NULL;
-		}
-		s->pms = p;
-		s->cappms = cap;
-	}
-	slot->val = s->npms;
-	memset(&s->pms[s->npms], 0, sizeof(s->pms[0]));
-	s->pms[s->npms].pid = pid;
-	s->pms[s->npms].size = -1;
-	return &s->pms[s->npms++];
-}
-
-static int pmsym_cmp(const void *a, const void *b)
-{
-	const struct pmsym *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Parse "START SIZE name": hex without 0x (tolerated), name to the end. */
-static int parse_pm_line(char *line, struct pmsym *sym)
-{
-	char *end, *name;
-
-	errno = 0;
-	sym->start = strtoull(line, &end, 16);
-	if (end == line || *end != ' ' || errno)
-		return -1;
-	line = end + 1;
-	sym->size = strtoull(line, &end, 16);
-	if (end == line || *end != ' ' || errno || !sym->size)
-		return -1;
-	name = end + 1;
-	name[strcspn(name, "\r\n")] = 0;
-	if (!*name)
-		return -1;
-	sym->name = name;
-	return 0;
-}
-
-static int perfmap_read(struct sp_symbolizer *s, struct perfmap *pm,
-			FILE *fp);
-
-static int perfmap_load(struct sp_symbolizer *s, struct perfmap *pm)
-{
-	char path[4096];
-	struct stat sb;
-	FILE *fp;
-	int fd;
-
-	perfmap_clear(pm);
-	pm->loaded = 1;
-	pm->size = -1;
-	snprintf(path, sizeof(path), "%s/perf-%" PRIu32 ".map",
-		 s->perf_map_dir, pm->pid);
-	/* O_NONBLOCK: a fifo planted in /tmp must not hang us */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return 0;
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return 0;
-	}
-	fp = fdopen(fd, "r");
-	if (!fp) {
-		close(fd);
-		return 0;
-	}
-	pm->size = sb.st_size;
-	pm->mtime = sb.st_mtim;
-	return perfmap_read(s, pm, fp);
-}
-
-/* Read the lines of fp (closed here) into pm. */
-static int perfmap_read(struct sp_symbolizer *s, struct perfmap *pm, FILE *fp)
-{
-	char *line = NULL;
-	size_t linecap = 0;
-
-	s->st.perf_map_loads++;
-	while (getline(&line, &linecap, fp) > 0) {
-		struct pmsym sym;
-
-		pm->seq++;
-		if (parse_pm_line(line, &sym))
-			continue;
-		if (pm->n == pm->cap) {
-			size_t cap = pm->cap ? pm->cap * 2 : 1024;
-			struct pmsym *p = realloc(pm->syms, cap * sizeof(*p));
-
-			if (!p)
-				goto nomem;
-			pm->syms = p;
-			pm->cap = cap;
-		}
-		sym.seq = pm->seq;
-		sym.name = strdup(sym.name);
-		if (!sym.name)
-			goto nomem;
-		pm->syms[pm->n++] = sym;
-	}
-	free(line);
-	fclose(fp);
-	qsort(pm->syms, pm->n, sizeof(*pm->syms), pmsym_cmp);
-	return 0;
-nomem:
-	free(line);
-	fclose(fp);
-	return -ENOMEM;
-}
-
-/* The entry holding addr; of overlapping ones (reused JIT memory) the last written. */
-static const struct pmsym *perfmap_find(const struct perfmap *pm, uint64_t addr)
-{
-	const struct pmsym *best = NULL;
-	size_t lo = 0, hi = pm->n, i, scanned;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pm->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo, scanned = 0; i-- > 0 && scanned < 64; scanned++) {
-		const struct pmsym *e = &pm->syms[i];
-
-		if (addr - e->start < e->size && (!best || e->seq > best->seq))
-			best = e;
-	}
-	return best;
-}
-
-static int perfmap_lookup(struct sp_symbolizer *s, uint32_t pid,
-			  uint64_t addr, const char **name)
-{
-	struct perfmap *pm = perfmap_of(s, pid, 1);
-	const struct pmsym *e;
-	char path[4096];
-	struct stat sb;
-	int r;
-
-	*name = NULL;
-	if (!pm)
-		return -ENOMEM;
-	if (!pm->loaded && (r = perfmap_load(s, pm)))
-		return r;
-	e = perfmap_find(pm, addr);
-	if (!e && !pm->snapshot) {
-		/* the JIT may have written more since we read it */
-		snprintf(path, sizeof(path), "%s/perf-%" PRIu32 ".map",
-			 s->perf_map_dir, pid);
-		if (stat(path, &sb) || !S_ISREG(sb.st_mode) ||
-		    (sb.st_size == pm->size &&
-		     sb.st_mtim.tv_sec == pm->mtime.tv_sec &&
-		     sb.st_mtim.tv_nsec == pm->mtime.tv_nsec))
-			return 0;
-		if ((r = perfmap_load(s, pm)))
-			return r;
-		e = perfmap_find(pm, addr);
-	}
-	if (!e)
-		return 0;
-	*name = intern(s, e->name);
-	return *name ? 0 : -ENOMEM;
-}
-
-int sp_symbolizer_add_perf_map(struct sp_symbolizer *s, uint32_t pid,
-			       const char *text, size_t len, int reset)
-{
-	struct perfmap *pm = perfmap_of(s, pid, 1);
-	FILE *fp;
-
-	if (!pm)
-		return -ENOMEM;
-	if (reset || !pm->snapshot)
-		perfmap_clear(pm);
-	pm->loaded = 1;
-	pm->snapshot = 1;
-	if (!len)
-		return 0;
-	fp = fmemopen((void *)text, len, "r");
-	if (!fp)
-		return -ENOMEM;
-	return perfmap_read(s, pm, fp);
-}
-
-/* Jitdump files */
-
-static struct jitdump_ref *jitdump_of(struct sp_symbolizer *s, uint32_t pid)
-{
-	size_t i;
-
-	for (i = s->njds; i-- > 0; )
-		if (s->jds[i].pid == pid)
-			return &s->jds[i];
-	return NULL;
-}
-
-/* (Re)read the dump when it is new or has grown; a JIT appends to it. */
-static int jitdump_refresh(struct sp_symbolizer *s, struct jitdump_ref *jr)
-{
-	struct sp_jitdump *j;
-	struct stat sb;
-	int err;
-
-	if (stat(jr->path, &sb) || !S_ISREG(sb.st_mode) || sb.st_size == jr->size)
-		return 0;
-	j = sp_jitdump_load(jr->path, &err);
-	if (!j)
-		return err == -ENOMEM ? -ENOMEM : 0;
-	sp_jitdump_free(jr->j);
-	jr->j = j;
-	jr->size = sb.st_size;
-	s->st.jitdump_loads++;
-	return 0;
-}
-
-static int jitdump_lookup(struct sp_symbolizer *s, uint32_t pid,
-			  uint64_t addr, struct sp_frame *f)
-{
-	struct jitdump_ref *jr = jitdump_of(s, pid);
-	const struct sp_jit_code *c = NULL;
-	const struct sp_jit_line *l;
-	int r;
-
-	if (!jr)
-		return 0;
-	if (!jr->j && (r = jitdump_refresh(s, jr)))
-		return r;
-	if (jr->j)
-		c = sp_jitdump_find(jr->j, addr);
-	if (!c) {
-		if ((r = jitdump_refresh(s, jr)))
-			return r;
-		if (jr->j)
-			c = sp_jitdump_find(jr->j, addr);
-	}
-	if (!c)
-		return 0;
-	f->function = intern(s, c->name);
-	if (!f->function)
-		return -ENOMEM;
-	f->kind = SP_FK_JIT;
-	f->origin = SP_FO_JITDUMP;
-	l = (s->flags & SP_SYM_NO_LINES) ? NULL : sp_jit_code_line(c, addr);
-	if (l && l->file) {
-		f->file = intern(s, l->file);
-		if (!f->file)
-			return -ENOMEM;
-		f->line = l->line;
-	}
-	return 0;
-}
-
-/* User frames */
-
-static const char *base_name(const char *path)
-{
-	const char *b = strrchr(path, '/');
-
-	return b && b[1] ? b + 1 : path;
-}
-
-/* "[libc.so.6]+0x1f0", or "[vsyscall]+0x0" for names already in brackets */
-static const char *offset_name(struct sp_symbolizer *s, const char *module,
-			       uint64_t off)
-{
-	if (module[0] == '[')
-		return internf(s, "%s+0x%" PRIx64, module, off);
-	return internf(s, "[%s]+0x%" PRIx64, base_name(module), off);
-}
-
-/* The name to show for a symbol: demangled once per distinct name. */
-static const char *display_name(struct sp_symbolizer *s, const char *raw)
-{
-	const char *at = strchr(raw, '@'), *name;
-	struct sp_u64slot *slot;
-	char *d;
-	int is_new;
-
-	/* symbol versions: __libc_start_main@@GLIBC_2.34 */
-	if (at && at != raw) {
-		char *base = strndup(raw, (size_t)(at - raw));
-
-		if (!base)
-			return NULL;
-		name = intern(s, base);
-		free(base);
-	} else {
-		name = intern(s, raw);
-	}
-
-	if (!name || (s->flags & SP_SYM_NO_DEMANGLE) || !sp_is_mangled(name))
-		return name;
-	slot = sp_u64map_get(&s->demangled, (uint64_t)(uintptr_t)name, &is_new);
-	if (!slot)
-		return NULL;
-	if (!is_new)
-		return (const char *)(uintptr_t)slot->val;
-	d = sp_demangle(name);
-	slot->val = (uint64_t)(uintptr_t)name;
-	if (d) {
-		const char *dn = intern(s, d);
-
-		free(d);
-		if (!dn)
-			return NULL;
-		slot->val = (uint64_t)(uintptr_t)dn;
-	}
-	return (const char *)(uintptr_t)slot->val;
-}
-
-static int add_mismatch(struct sp_symbolizer *s, struct module *mod,
-			const uint8_t *disk, size_t disk_len)
-{
-	struct sp_mismatch *mm = realloc(s->mismatches,
-				(s->nmismatches + 1) * sizeof(*mm));
-
-	if (!mm)
-		return -ENOMEM;
-	s->mismatches = mm;
-	mm = &s->mismatches[s->nmismatches++];
-	memset(mm, 0, sizeof(*mm));
-	mm->path = intern(s, sp_elf_path(mod->elf));
-	if (!mm->path)
-		return -ENOMEM;
-	sp_build_id_hex(mod->rec_bid, mod->rec_len, mm->recorded);
-	sp_build_id_hex(disk, disk_len, mm->on_disk);
-	mm->recovered = !mod->stale;
-	mod->mismatch = s->nmismatches;
-	return 0;
-}
-
-/* Find what stands behind a module: build-id check, debug files, DWARF. */
-static int module_load(struct sp_symbolizer *s, struct module *mod,
-		       const struct sp_map *m)
-{
-	struct sp_debug_finder *f = finder(s);
-	Elf *e = sp_elf_handle(mod->elf);
-	uint8_t bid[SP_BUILD_ID_MAX];
-	size_t bid_len;
-	int want_dwarf = (s->flags & (SP_SYM_NO_LINES | SP_SYM_NO_INLINES)) !=
-			 (SP_SYM_NO_LINES | SP_SYM_NO_INLINES);
-	Elf *dwarf_elf = NULL;
-
-	mod->loaded = 1;
-	s->st.modules++;
-	if (!f)
-		return -ENOMEM;
-	bid_len = sp_elf_build_id(e, bid);
-	if (mod->rec_len && (bid_len != mod->rec_len ||
-			     memcmp(bid, mod->rec_bid, bid_len))) {
-		/* replaced since the recording: only the recorded ID counts */
-		mod->dbg = sp_debug_find_build_id(f, mod->rec_bid, mod->rec_len);
-		mod->dbg_origin = SP_FO_BUILDID;
-		mod->stale = !mod->dbg;
-		if (mod->dbg && sp_elf_has_section(sp_debugfile_elf(mod->dbg),
-						   ".debug_info"))
-			dwarf_elf = sp_debugfile_elf(mod->dbg);
-		if (add_mismatch(s, mod, bid, bid_len))
-			return -ENOMEM;
-		goto dwarf;
-	}
-	mod->has_symtab = sp_elf_has_section(e, ".symtab");
-	if (want_dwarf && sp_elf_has_section(e, ".debug_info"))
-		dwarf_elf = e;
-	if (m->kind == SP_MAP_FILE && (!mod->has_symtab || (want_dwarf && !dwarf_elf))) {
-		mod->dbg = sp_debug_find(f, sp_elf_path(mod->elf), e,
-					 mod->rec_len ? mod->rec_bid : bid,
-					 mod->rec_len ? mod->rec_len : bid_len);
-		if (mod->dbg) {
-			mod->dbg_origin = sp_debugfile_how(mod->dbg) ==
-					  SP_DEBUG_BUILDID ? SP_FO_BUILDID :
-					  SP_FO_DEBUGLINK;
-			if (!dwarf_elf && want_dwarf &&
-			    sp_elf_has_section(sp_debugfile_elf(mod->dbg),
-					       ".debug_info"))
-				dwarf_elf = sp_debugfile_elf(mod->dbg);
-		}
-	}
-	if (!mod->has_symtab && !(mod->dbg && sp_debugfile_symtab(mod->dbg)))
-		mod->mini = sp_debug_mini(f, sp_elf_path(mod->elf), e);
-dwarf:
-	if (dwarf_elf) {
-		mod->dwarf = sp_dwarf_open(dwarf_elf);
-		mod->dwarf_origin = dwarf_elf == e ? SP_FO_SYMTAB : mod->dbg_origin;
-		if (mod->dwarf)
-			s->st.dwarf_opens++;
-	}
-	return 0;
-}
-
-/* The function symbol of vaddr in a module, by the order in symbolize.h. */
-static const char *module_symbol(struct module *mod, uint64_t vaddr,
-				 unsigned *origin)
-{
-	const struct sp_sym *dyn = NULL, *sym;
-	const struct sp_sym_entry *e;
-	enum sp_sym_origin o;
-
-	*origin = SP_FO_NONE;
-	if (!mod->mismatch) {
-		sym = sp_elf_symbol((struct sp_elf *)mod->elf, vaddr, &o);
-		if (sym && sym->name && *sym->name && o == SP_ORIGIN_SYMTAB) {
-			*origin = SP_FO_SYMTAB;
-			return sym->name;
-		}
-		if (sym && sym->name && *sym->name)
-			dyn = sym;
-	}
-	if (mod->dbg && (e = sp_symtab_lookup(sp_debugfile_symtab(mod->dbg),
-					      vaddr))) {
-		*origin = mod->dbg_origin;
-		return e->name;
-	}
-	/* MiniDebugInfo holds what .dynsym lacks: a sized dynsym hit wins */
-	if (mod->mini && !(dyn && dyn->size) &&
-	    (e = sp_symtab_lookup(sp_debugfile_symtab(mod->mini), vaddr))) {
-		*origin = SP_FO_MINIDEBUG;
-		return e->name;
-	}
-	if (dyn) {
-		*origin = SP_FO_DYNSYM;
-		return dyn->name;
-	}
-	return NULL;
-}
-
-static int pool_add(struct sp_symbolizer *s, const struct cframe *cf)
-{
-	if (s->npool == s->cappool) {
-		uint32_t cap = s->cappool ? s->cappool * 2 : 1024;
-		struct cframe *p = realloc(s->pool, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		s->pool = p;
-		s->cappool = cap;
-	}
-	s->pool[s->npool++] = *cf;
-	return 0;
-}
-
-/* Resolve (module, vaddr) into the pool: its inline chain, outermost last. */
-static int resolve_chain(struct sp_symbolizer *s, const struct sp_map *m,
-			 struct module *mod, uint64_t vaddr, int precise,
-			 uint32_t *first, uint32_t *n)
-{
-	struct sp_src_frame src[CHAIN_MAX];
-	uint64_t look = precise ? vaddr : vaddr - 1;
-	const char *raw;
-	unsigned origin, dflags = 0;
-	struct cframe cf;
-	int nsrc = 0, i, r;
-
-	*first = s->npool;
-	raw = module_symbol(mod, look, &origin);
-	if (m->kind == SP_MAP_IMAGE && raw)
-		origin = SP_FO_VDSO;
-	if (!(s->flags & SP_SYM_NO_INLINES))
-		dflags |= SP_DWARF_INLINES;
-	if (!(s->flags & SP_SYM_NO_LINES))
-		dflags |= SP_DWARF_LINES;
-	if (mod->dwarf && dflags)
-		nsrc = sp_dwarf_lookup(mod->dwarf, look, dflags, src, CHAIN_MAX);
-	s->st.resolved++;
-	for (i = 0; i < nsrc; i++) {
-		int last = i == nsrc - 1 && !src[i].inlined;
-
-		memset(&cf, 0, sizeof(cf));
-		if (last && raw) {
-			cf.function = display_name(s, raw);
-			cf.origin = (uint8_t)origin;
-		} else if (src[i].function) {
-			cf.function = display_name(s, src[i].function);
-			cf.origin = mod->dwarf_origin;
-		} else if (last) {
-			break;	/* lines but no name: the symbol frame below */
-		} else {
-			cf.function = intern(s, "[inlined]");
-			cf.origin = mod->dwarf_origin;
-		}
-		if (!cf.function)
-			return -ENOMEM;
-		cf.kind = src[i].inlined ? SP_FK_INLINE : SP_FK_NATIVE;
-		if (src[i].file && !(cf.file = intern(s, src[i].file)))
-			return -ENOMEM;
-		cf.line = src[i].line;
-		if ((r = pool_add(s, &cf)))
-			return r;
-		if (last)
-			goto done;
-	}
-	/* no DWARF frame for the function itself: the symbol tables' name */
-	memset(&cf, 0, sizeof(cf));
-	cf.kind = SP_FK_NATIVE;
-	if (nsrc > 0 && src[nsrc - 1].file && !src[nsrc - 1].inlined &&
-	    !src[nsrc - 1].function) {
-		cf.file = intern(s, src[nsrc - 1].file);
-		cf.line = src[nsrc - 1].line;
-	}
-	if (raw) {
-		cf.function = display_name(s, raw);
-		cf.origin = (uint8_t)origin;
-	} else {
-		cf.function = offset_name(s, m->kind == SP_MAP_IMAGE ? "[vdso]" :
-					  m->name, vaddr);
-		cf.origin = SP_FO_NONE;
-		if (mod->stale)
-			cf.flags |= SP_SYMF_STALE;
-	}
-	if (!cf.function)
-		return -ENOMEM;
-	if ((r = pool_add(s, &cf)))
-		return r;
-done:
-	*n = s->npool - *first;
-	return 0;
+	f->function = f->module = sp_sym_intern(s, "[kernel]");
+	return f->function ? 0 : -ENOMEM;
 }
 
 static const char *anon_module(const struct sp_map *m)
@@ -1302,11 +432,24 @@ static const char *anon_module(const struct sp_map *m)
 	return "[anon]";
 }
 
+/* The mapping of a frame at addr, by the rule of base/symrule.h. */
+static const struct sp_map *frame_map(const struct sp_proc *proc,
+				      uint64_t addr, int precise)
+{
+	const struct sp_map *m = NULL;
+
+	if (!proc)
+		return NULL;
+	if (!precise && addr)
+		m = sp_proc_map(proc, addr - 1);
+	return m ? m : sp_proc_map(proc, addr);
+}
+
 /* One frame's flags, counters and fallback name, once it is resolved. */
 static int finish_frame(struct sp_symbolizer *s, struct sp_frame *f)
 {
 	if (!f->function) {
-		f->function = intern(s, "[unknown]");
+		f->function = sp_sym_intern(s, "[unknown]");
 		if (!f->function)
 			return -ENOMEM;
 	}
@@ -1326,84 +469,51 @@ int sp_symbolize_user_chain(struct sp_symbolizer *s, uint32_t pid,
 			    uint64_t addr, int precise, struct sp_frame *out,
 			    unsigned max)
 {
-	const struct sp_proc *proc = sp_procs_find(s->procs, pid);
-	uint64_t look = precise || !addr ? addr : addr - 1;
-	const struct sp_map *m = proc ? sp_proc_map(proc, look) : NULL;
-	struct sp_frame *f = out;
-	const char *name = NULL;
-	unsigned i, n = 1;
-	int r = 0;
+	const struct sp_map *m;
+	struct sp_frame base, tmp[SP_CHAIN_MAX];
+	const struct sp_frame *ans;
+	struct sp_symq q;
+	unsigned i, n;
+	int r;
 
 	if (!max)
 		return -EINVAL;
 	precise = !!precise;
-	*f = (struct sp_frame){ .addr = addr, .kind = SP_FK_NATIVE,
-		.origin = SP_FO_NONE };
-	if (!m || m->kind == SP_MAP_ANON) {
-		f->kind = m ? SP_FK_JIT : SP_FK_UNKNOWN;
-		f->module = m ? intern(s, anon_module(m)) : NULL;
-		if (m && !f->module)
+	m = frame_map(sp_procs_find(s->procs, pid), addr, precise);
+	q = (struct sp_symq){ .pid = pid, .addr = addr, .precise = precise,
+		.map = m, .vaddr = m && m->elf ? addr - m->bias : addr };
+	base = (struct sp_frame){ .addr = addr, .origin = SP_FO_NONE,
+		.kind = !m ? SP_FK_UNKNOWN : m->kind == SP_MAP_ANON ?
+			SP_FK_JIT : SP_FK_NATIVE };
+	if (m) {
+		base.module = sp_sym_intern(s, m->kind == SP_MAP_ANON ?
+					    anon_module(m) : m->name);
+		if (!base.module)
 			return -ENOMEM;
-		r = jitdump_lookup(s, pid, look, f);
-		if (!r && f->origin == SP_FO_NONE) {
-			r = perfmap_lookup(s, pid, look, &name);
-			if (!r && name) {
-				f->kind = SP_FK_JIT;
-				f->function = name;
-				f->origin = SP_FO_PERFMAP;
-			}
-		}
-		if (r)
-			return r;
-	} else {
-		f->module = intern(s, m->name);
-		if (!f->module)
-			return -ENOMEM;
-		if (m->elf && (m->kind == SP_MAP_FILE || m->kind == SP_MAP_IMAGE)) {
-			uint64_t vaddr = addr - m->bias;
-			const struct symslot *hit;
-			struct module *mod;
-			uint32_t first, cnt;
-
-			hit = sym_find(s, m->elf, vaddr, precise);
-			if (hit) {
-				first = hit->first;
-				cnt = hit->n;
-			} else {
-				mod = module_of(s, m->elf);
-				if (!mod)
-					return -ENOMEM;
-				if (!mod->loaded && (r = module_load(s, mod, m)))
-					return r;
-				if ((r = resolve_chain(s, m, mod, vaddr, precise,
-						       &first, &cnt)))
-					return r;
-				if ((r = sym_add(s, m->elf, vaddr, precise, first,
-						 cnt)))
-					return r;
-				if (mod->stale)
-					s->mismatches[mod->mismatch - 1].frames++;
-			}
-			/* keep the outermost frames when the chain is too deep */
-			if (cnt > max) {
-				first += cnt - max;
-				cnt = max;
-			}
-			n = cnt;
-			for (i = 0; i < n; i++) {
-				const struct cframe *cf = &s->pool[first + i];
-
-				out[i] = (struct sp_frame){ .addr = addr,
-					.function = cf->function,
-					.module = f->module, .file = cf->file,
-					.line = cf->line, .kind = cf->kind,
-					.origin = cf->origin, .flags = cf->flags };
-			}
-		} else {
-			f->function = offset_name(s, m->name,
-						  addr - m->start + m->pgoff);
-			if (!f->function)
+	}
+	r = ask_all(s, user_sources, NELEM(user_sources), &q, tmp, &ans, &n);
+	if (r)
+		return r;
+	if (!n) {
+		/* a file we cannot read, [vsyscall]: where in it, at least */
+		if (m && m->kind != SP_MAP_ANON) {
+			base.function = sp_sym_offset_name(s, m->name,
+						addr - m->start + m->pgoff);
+			if (!base.function)
 				return -ENOMEM;
+		}
+		out[0] = base;
+		n = 1;
+	} else {
+		/* keep the outermost frames when the chain is too deep */
+		if (n > max) {
+			ans += n - max;
+			n = max;
+		}
+		for (i = 0; i < n; i++) {
+			out[i] = ans[i];
+			out[i].addr = addr;
+			out[i].module = base.module;
 		}
 	}
 	for (i = 0; i < n; i++)
@@ -1415,8 +525,9 @@ int sp_symbolize_user_chain(struct sp_symbolizer *s, uint32_t pid,
 int sp_symbolize_user(struct sp_symbolizer *s, uint32_t pid, uint64_t addr,
 		      int precise, struct sp_frame *f)
 {
-	struct sp_frame chain[CHAIN_MAX];
-	int n = sp_symbolize_user_chain(s, pid, addr, precise, chain, CHAIN_MAX);
+	struct sp_frame chain[SP_CHAIN_MAX];
+	int n = sp_symbolize_user_chain(s, pid, addr, precise, chain,
+					SP_CHAIN_MAX);
 
 	if (n < 0)
 		return n;
@@ -1424,23 +535,7 @@ int sp_symbolize_user(struct sp_symbolizer *s, uint32_t pid, uint64_t addr,
 	return 0;
 }
 
-static int out_reserve(struct sp_symbolizer *s, size_t n)
-{
-	struct sp_frame *f;
-	size_t cap;
-
-	if (n <= s->capout)
-		return 0;
-	cap = s->capout ? s->capout : 64;
-	while (cap < n)
-		cap *= 2;
-	f = realloc(s->out, cap * sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	s->out = f;
-	s->capout = cap;
-	return 0;
-}
+/* Stacks ------------------------------------------------------------------ */
 
 static int is_py_frame(const struct sp_frame *f)
 {
@@ -1488,8 +583,8 @@ int sp_symbolize_stack(struct sp_symbolizer *s,
 	unsigned i;
 	int r, is_new;
 
-	if ((r = out_reserve(s, (size_t)st->nr_kernel + st->nr_user)))
-		return r;
+	if (SP_GROW(s->out, s->cap_out, (size_t)st->nr_kernel + st->nr_user))
+		return -ENOMEM;
 	for (i = 0; i < st->nr_kernel; i++) {
 		r = sp_symbolize_kernel(s, v->kernel_ips[i], i == 0, &s->out[n++]);
 		if (r)
@@ -1497,11 +592,12 @@ int sp_symbolize_stack(struct sp_symbolizer *s,
 	}
 	for (i = 0; i < st->nr_user; i++) {
 		/* room for a deep chain, and for the frames still to come */
-		if ((r = out_reserve(s, n + CHAIN_MAX + (st->nr_user - i))))
-			return r;
+		if (SP_GROW(s->out, s->cap_out,
+			    n + SP_CHAIN_MAX + (st->nr_user - i)))
+			return -ENOMEM;
 		r = sp_symbolize_user_chain(s, st->pid, v->user_ips[i],
 					    v->uflags[i] & SP_FRAME_PRECISE,
-					    &s->out[n], CHAIN_MAX);
+					    &s->out[n], SP_CHAIN_MAX);
 		if (r < 0)
 			return r;
 		n += (size_t)r;

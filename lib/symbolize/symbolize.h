@@ -10,8 +10,9 @@
  * source file and line.  C++ and Rust names are demangled.  JIT code and
  * addresses in no mapping are named by the process's jitdump file (found
  * through its MMAP record) and /tmp/perf-PID.map; kernel addresses by
- * kallsyms.  Return addresses are looked up at address - 1 so a call at the
- * very end of a function is not blamed on the next one.
+ * kallsyms.  Each of these is a source (source.h), asked in that order.
+ * Every source names a return address by the rule of base/symrule.h: the
+ * symbol holding address - 1, else the one holding the address.
  *
  * Stacks come once per (pid, ID), so the work that repeats is per address:
  * results are cached by (ELF file, address), each module's debug files and

@@ -17,7 +17,7 @@ setup_file() {
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
-#include "raw.h"
+#include "format/raw.h"
 int main(int argc, char **argv)
 {
 	FILE *f = fopen(argv[1], "rb");

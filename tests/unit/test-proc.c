@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "os/perf.h"
+#include "elf/buildid.h"
 #include "os/procfs.h"
 #include "unit.h"
 
@@ -284,15 +285,24 @@ static void test_build_id_uid_state(void)
 
 	fd = open("/proc/self/exe", O_RDONLY);
 	CHECK(fd >= 0);
-	n = sp_elf_fd_build_id(fd, a, sizeof(a));
+	n = sp_build_id_fd(fd, a);
 	close(fd);
 	CHECK(n == 20);	/* gcc links with --build-id on Debian */
+	/* the mapped file, through map_files or its path checked by inode */
 	CHECK(sp_procfs_maps(getpid(), find_exe, &m) == 1);
-	CHECK(sp_procfs_build_id(getpid(), &m, b, sizeof(b)) == n);
+	fd = sp_procfs_open_mapped(getpid(), &m);
+	CHECK(fd >= 0);
+	CHECK(sp_build_id_fd(fd, b) == n);
+	close(fd);
 	CHECK(!memcmp(a, b, 20));
+	/* another inode than the mapping's: refused */
+	m.ino++;
+	m.path = "/proc/self/exe";
+	fd = sp_procfs_open_mapped(0x7ffffff0, &m);
+	CHECK(fd == -ESTALE);
 	/* not ELF: no build id, no error */
 	fd = open("/proc/self/status", O_RDONLY);
-	CHECK(sp_elf_fd_build_id(fd, a, sizeof(a)) == 0);
+	CHECK(sp_build_id_fd(fd, a) == 0);
 	close(fd);
 
 	CHECK(sp_procfs_uid(getpid(), &uid) == 0 && uid == geteuid());

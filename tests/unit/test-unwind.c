@@ -114,12 +114,12 @@ static void load_maps(struct sp_procs *procs, uint32_t pid)
 static const char *name_of(struct sp_proc *proc, uint64_t ip)
 {
 	const struct sp_map *m = sp_proc_map(proc, ip);
-	enum sp_sym_origin o;
+	enum sp_frame_origin o;
 	const struct sp_sym *s;
 
 	if (!m || !m->elf)
 		return "?";
-	s = sp_elf_symbol(m->elf, ip - m->bias, &o);
+	s = sp_symtab_find(sp_elf_symtab(m->elf, &o), ip - m->bias);
 	return s ? s->name : "?";
 }
 

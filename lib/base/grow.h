@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grow.h: arrays that grow by doubling, the one way every module of lib/
+ * makes room (git's ALLOC_GROW).
+ *
+ *	struct thing *v = NULL;
+ *	size_t n = 0, cap = 0;
+ *
+ *	if (SP_GROW(v, cap, n + 1))
+ *		return -ENOMEM;
+ *	v[n++] = x;
+ */
+#ifndef SP_GROW_H
+#define SP_GROW_H
+
+#include <stddef.h>
+
+/*
+ * Make *p hold at least need elements of elem bytes: when *cap is smaller,
+ * realloc to the first of 16, 32, ... (doubling *cap) that fits.  Returns 0,
+ * or -ENOMEM with *p and *cap unchanged.
+ */
+int sp_grow(void **p, size_t *cap, size_t need, size_t elem);
+
+/* sp_grow() for an array p of capacity cap (a size_t lvalue). */
+#define SP_GROW(p, cap, need) \
+	sp_grow((void **)&(p), &(cap), (need), sizeof(*(p)))
+
+#endif

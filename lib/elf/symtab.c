@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/* symtab.c: ELF function symbols, ranked once, searched by address. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/symrule.h"
+#include "symtab.h"
+
+struct sp_symtab {
+	struct sp_sym *syms;	/* sorted by start, one per start */
+	size_t n;
+};
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sp_sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Sort, keep the winner of each address: t->syms holds n candidates. */
+static struct sp_symtab *rank(struct sp_symtab *t, size_t n)
+{
+	size_t i, k = 0;
+
+	if (!n) {
+		sp_symtab_free(t);
+		return NULL;
+	}
+	qsort(t->syms, n, sizeof(*t->syms), sym_cmp);
+	for (i = 0; i < n; i++)
+		if (!k || t->syms[k - 1].start != t->syms[i].start)
+			t->syms[k++] = t->syms[i];
+	t->n = k;
+	return t;
+}
+
+static struct sp_symtab *alloc(size_t n)
+{
+	struct sp_symtab *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->syms = calloc(n ? n : 1, sizeof(*t->syms));
+	if (!t->syms) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+struct sp_symtab *sp_symtab_from(const struct sp_sym *v, size_t n)
+{
+	struct sp_symtab *t = alloc(n);
+	size_t i, got = 0;
+
+	if (!t)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (v[i].name && *v[i].name && !sp_sym_is_padding(v[i].name))
+			t->syms[got++] = v[i];
+	return rank(t, got);
+}
+
+struct sp_symtab *sp_symtab_read(Elf *e, GElf_Word type)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		struct sp_symtab *t;
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t n, i, got = 0;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type ||
+		    !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			return NULL;
+		n = sh.sh_size / sh.sh_entsize;
+		t = alloc(n);
+		if (!t)
+			return NULL;
+		for (i = 0; i < n; i++) {
+			GElf_Sym s;
+			const char *name;
+			int st, bind;
+
+			if (!gelf_getsym(d, (int)i, &s))
+				break;
+			st = GELF_ST_TYPE(s.st_info);
+			if ((st != STT_FUNC && st != STT_GNU_IFUNC) ||
+			    s.st_shndx == SHN_UNDEF || !s.st_value)
+				continue;
+			name = elf_strptr(e, sh.sh_link, s.st_name);
+			if (!name || !*name || sp_sym_is_padding(name))
+				continue;
+			bind = GELF_ST_BIND(s.st_info);
+			t->syms[got++] = (struct sp_sym){ .start = s.st_value,
+				.size = s.st_size, .name = name,
+				.rank = bind == STB_GLOBAL ? 0 :
+					bind == STB_WEAK ? 1 : 2 };
+		}
+		return rank(t, got);
+	}
+	return NULL;
+}
+
+void sp_symtab_free(struct sp_symtab *t)
+{
+	if (!t)
+		return;
+	free(t->syms);
+	free(t);
+}
+
+size_t sp_symtab_count(const struct sp_symtab *t)
+{
+	return t ? t->n : 0;
+}
+
+const struct sp_sym *sp_symtab_find(const struct sp_symtab *t, uint64_t vaddr)
+{
+	size_t lo = 0, hi;
+	const struct sp_sym *s;
+
+	if (!t)
+		return NULL;
+	hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->syms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	s = &t->syms[lo - 1];
+	if (vaddr - s->start >= (s->size ? s->size : SP_SYM_UNSIZED_SPAN))
+		return NULL;
+	return s;
+}
+
+static const void *find(void *t, uint64_t vaddr)
+{
+	return sp_symtab_find(t, vaddr);
+}
+
+const struct sp_sym *sp_symtab_lookup(const struct sp_symtab *t,
+				      uint64_t vaddr, int precise,
+				      uint64_t *at)
+{
+	return sp_sym_pick(find, (void *)t, vaddr, precise, at);
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symtab.h: the function symbols of an ELF symbol table (.symtab or
+ * .dynsym, of a file, a separate debug file or MiniDebugInfo), sorted for
+ * lookups by address, with one ranking of aliases wherever they come from.
+ *
+ * Several names often share an address (getppid and __GI___getppid, a C++
+ * constructor's C1 and C2).  One wins, by: binding (global, then weak, then
+ * local: the name a program calls, not the library's internal alias), then
+ * the larger size (a sized symbol over an unsized one), then the bytewise
+ * smallest name, so the choice is the same on every run.  Padding symbols (symrule.h) are
+ * left out.  An unsized symbol holds up to 4 KiB or up to the next symbol.
+ */
+#ifndef SP_SYMTAB_H
+#define SP_SYMTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <gelf.h>
+
+#define SP_SYM_UNSIZED_SPAN 4096	/* what an unsized symbol holds at most */
+
+struct sp_sym {
+	uint64_t start, size;	/* file virtual address; size 0: unknown */
+	const char *name;	/* not owned: the ELF's string table */
+	uint8_t rank;		/* of aliases: 0 global, 1 weak, 2 local */
+};
+
+struct sp_symtab;
+
+/*
+ * The function symbols of the first section of type (SHT_SYMTAB or
+ * SHT_DYNSYM) of e.  Returns NULL when there are none or memory ran out;
+ * the names point into e, which must outlive the table.
+ */
+struct sp_symtab *sp_symtab_read(Elf *e, GElf_Word type);
+
+/*
+ * A table of n symbols copied from v, ranked as above (for symbols that
+ * come from elsewhere, and for tests).  NULL when out of memory.
+ */
+struct sp_symtab *sp_symtab_from(const struct sp_sym *v, size_t n);
+
+void sp_symtab_free(struct sp_symtab *t);
+
+/* Number of symbols after ranking. */
+size_t sp_symtab_count(const struct sp_symtab *t);
+
+/* The symbol holding vaddr, NULL if none (t may be NULL). */
+const struct sp_sym *sp_symtab_find(const struct sp_symtab *t, uint64_t vaddr);
+
+/*
+ * The symbol naming a frame at vaddr (precise: a leaf's exact address, else
+ * a return address) by the rule of symrule.h; *at gets the address matched.
+ */
+const struct sp_sym *sp_symtab_lookup(const struct sp_symtab *t,
+				      uint64_t vaddr, int precise,
+				      uint64_t *at);
+
+#endif

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/* capture.c: kernel symbols, perf map text and [vdso] images, kept in the stream. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/grow.h"
+#include "base/io.h"
+#include "os/perfmap.h"
+#include "os/procfs.h"
+#include "recorder.h"
+
+#define PERFMAP_CHUNK	(4u << 20)	/* text per PERFMAP record */
+#define KSYM_NAME_MAX	1024
+
+void rec_capture_release(struct rec_capture *c)
+{
+	sp_ksyms_free(c->ks);
+	free(c->ks_written);
+	free(c->pmaps);
+	free(c->vdso);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Kernel symbols --------------------------------------------------------- */
+
+int rec_capture_load_ksyms(struct sp_recorder *r)
+{
+	struct rec_capture *c = &r->cap;
+	size_t n;
+
+	c->ks = sp_ksyms_new();
+	if (!c->ks)
+		return -ENOMEM;
+	/* unreadable or hidden: samples keep their addresses, unnamed */
+	if (sp_ksyms_load(c->ks, "/proc/kallsyms") == -ENOMEM)
+		return -ENOMEM;
+	n = sp_ksyms_count(c->ks);
+	c->ks_written = calloc((n + 63) / 64 + 1, sizeof(*c->ks_written));
+	return c->ks_written ? 0 : -ENOMEM;
+}
+
+void rec_capture_drop_ksyms(struct sp_recorder *r)
+{
+	sp_ksyms_free(r->cap.ks);
+	free(r->cap.ks_written);
+	r->cap.ks = NULL;
+	r->cap.ks_written = NULL;
+}
+
+/*
+ * The symbol of each kernel frame, chosen by the lookup the symbolizer will
+ * make (os/kallsyms.h): the first entry is the interrupted IP, the others
+ * are return addresses.
+ */
+int rec_capture_ksyms(struct sp_recorder *r, const struct sp_raw_sample *s)
+{
+	const uint64_t *ips = (const uint64_t *)(s + 1) + s->nr_regs;
+	struct rec_capture *c = &r->cap;
+	union {
+		struct sp_ksym_rec k;
+		uint8_t bytes[sizeof(struct sp_ksym_rec) + KSYM_NAME_MAX];
+	} u;
+	unsigned i;
+	int e;
+
+	if (!c->ks)
+		return 0;
+	for (i = 0; i < s->nr_kernel; i++) {
+		const struct sp_ksym *k = sp_ksyms_lookup(c->ks, ips[i], i == 0);
+		size_t x, nl;
+
+		if (!k)
+			continue;
+		x = sp_ksyms_index(c->ks, k);
+		if (c->ks_written[x / 64] & (1ull << (x % 64)))
+			continue;
+		c->ks_written[x / 64] |= 1ull << (x % 64);
+		memset(&u.k, 0, sizeof(u.k));
+		nl = sp_ksym_record_name(k, u.k.name, KSYM_NAME_MAX);
+		u.k.hdr.type = SP_REC_KSYM;
+		u.k.hdr.size = sp_align8(sizeof(u.k) + nl + 1);
+		u.k.start = k->start;
+		u.k.size = k->size;
+		e = sp_out_rec(r->out, &u, sizeof(u.k) + nl + 1);
+		if (e)
+			return e;
+		c->nksyms++;
+	}
+	return 0;
+}
+
+/* Perf maps -------------------------------------------------------------- */
+
+static struct rec_pmap *pmap_get(struct rec_capture *c, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < c->npmaps; i++)
+		if (c->pmaps[i].pid == pid)
+			return &c->pmaps[i];
+	return NULL;
+}
+
+int rec_pmap_follow(struct sp_recorder *r, pid_t pid, uid_t uid)
+{
+	struct rec_capture *c = &r->cap;
+	struct rec_pmap *m = pmap_get(c, pid);
+
+	if (m) {
+		/* a pid reused by a new process: start afresh */
+		if (m->exited) {
+			memset(m, 0, sizeof(*m));
+			m->pid = pid;
+			m->uid = uid;
+		}
+		return 0;
+	}
+	if (SP_GROW(c->pmaps, c->pmaps_cap, c->npmaps + 1))
+		return -ENOMEM;
+	m = &c->pmaps[c->npmaps++];
+	memset(m, 0, sizeof(*m));
+	m->pid = pid;
+	m->uid = uid;
+	return 0;
+}
+
+int rec_pmap_fork(struct sp_recorder *r, pid_t pid, pid_t ppid)
+{
+	struct rec_pmap *pm = pmap_get(&r->cap, ppid);
+
+	return rec_pmap_follow(r, pid, pm ? pm->uid : geteuid());
+}
+
+void rec_pmap_exit(struct sp_recorder *r, pid_t pid)
+{
+	struct rec_pmap *pm = pmap_get(&r->cap, pid);
+
+	if (pm)
+		pm->exited = 1;
+}
+
+static int write_perfmap(struct sp_recorder *r, pid_t pid, uint32_t flags,
+			 const char *text, size_t len)
+{
+	struct sp_perfmap_rec *o;
+	size_t size = sp_align8(sizeof(*o) + len);
+	int e;
+
+	o = calloc(1, size);
+	if (!o)
+		return -ENOMEM;
+	o->hdr.type = SP_REC_PERFMAP;
+	o->hdr.size = (uint32_t)size;
+	o->time = sp_mono_ns();
+	o->pid = (uint32_t)pid;
+	o->flags = flags;
+	o->len = len;
+	memcpy(o->text, text, len);
+	e = sp_out_rec(r->out, o, size);
+	free(o);
+	if (!e)
+		r->cap.perfmap_bytes += len;
+	return e;
+}
+
+/*
+ * Write what was appended to one perf map since the last look, whole lines
+ * only.  The file is opened only when stat says it changed.
+ */
+static int pmap_read(struct sp_recorder *r, struct rec_pmap *m)
+{
+	char path[4096];
+	struct stat st;
+	uint32_t flags = 0;
+	char *buf = NULL;
+	off_t from, want;
+	size_t got = 0, whole, done;
+	int fd, e = 0;
+
+	if (sp_perfmap_path(path, sizeof(path), r->perfmap_dir,
+			    (uint32_t)m->pid) ||
+	    stat(path, &st) || !S_ISREG(st.st_mode) || st.st_uid != m->uid) {
+		m->seen = 0;
+		return 0;
+	}
+	if (m->seen && st.st_ino == m->ino && st.st_dev == m->dev &&
+	    st.st_size == m->size && st.st_mtim.tv_sec == m->mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == m->mtime.tv_nsec)
+		return 0;
+	if (!m->seen || st.st_ino != m->ino || st.st_dev != m->dev ||
+	    st.st_size < m->off) {
+		if (m->off)	/* replaced or cut: what we wrote is stale */
+			flags = SP_PERFMAP_RESET;
+		m->off = 0;
+	}
+	m->seen = 1;
+	m->dev = st.st_dev;
+	m->ino = st.st_ino;
+	m->size = st.st_size;
+	m->mtime = st.st_mtim;
+	from = m->off;
+	want = st.st_size - from;
+	if (want <= 0 && !flags)
+		return 0;
+	fd = sp_perfmap_open(r->perfmap_dir, (uint32_t)m->pid, m->uid, NULL);
+	if (fd < 0)
+		return 0;
+	if (want > 0) {
+		buf = malloc((size_t)want);
+		if (!buf) {
+			close(fd);
+			return -ENOMEM;
+		}
+		while (got < (size_t)want) {
+			ssize_t n = pread(fd, buf + got, (size_t)want - got,
+					  from + (off_t)got);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+		}
+	}
+	close(fd);
+	/* a line still being written waits for the next look */
+	whole = got;
+	while (whole && buf[whole - 1] != '\n')
+		whole--;
+	if (!whole && flags)
+		e = write_perfmap(r, m->pid, flags, "", 0);
+	for (done = 0; !e && done < whole;) {
+		size_t n = whole - done;
+
+		if (n > PERFMAP_CHUNK) {
+			n = PERFMAP_CHUNK;
+			while (n && buf[done + n - 1] != '\n')
+				n--;
+			if (!n)
+				n = PERFMAP_CHUNK;
+		}
+		e = write_perfmap(r, m->pid, flags, buf + done, n);
+		flags = 0;
+		done += n;
+	}
+	free(buf);
+	if (!e)
+		m->off = from + (off_t)whole;
+	/* a partial line: look again next time even if nothing changes */
+	if (whole != got)
+		m->size = -1;
+	return e;
+}
+
+int rec_perfmap_pass(struct sp_recorder *r)
+{
+	struct rec_capture *c = &r->cap;
+	size_t i, k = 0;
+	int e = 0;
+
+	for (i = 0; i < c->npmaps; i++) {
+		struct rec_pmap *m = &c->pmaps[i];
+
+		if (!e)
+			e = pmap_read(r, m);
+		if (m->exited && !e)
+			continue;	/* read a last time: forget it */
+		c->pmaps[k++] = *m;
+	}
+	c->npmaps = k;
+	return e;
+}
+
+/* [vdso] images ---------------------------------------------------------- */
+
+static int find_vdso(const struct sp_procfs_map *m, void *arg)
+{
+	struct sp_procfs_map *out = arg;
+
+	if (strcmp(m->path, "[vdso]"))
+		return 0;
+	out->start = m->start;
+	out->end = m->end;
+	return 1;
+}
+
+void rec_copy_own_vdso(struct sp_recorder *r)
+{
+	struct sp_procfs_map m = { 0 };
+
+	if (sp_procfs_maps(getpid(), find_vdso, &m) != 1 || m.end <= m.start ||
+	    m.end - m.start > (1u << 20))
+		return;
+	if (getauxval(AT_SYSINFO_EHDR) != m.start)
+		return;
+	r->cap.vdso = malloc(m.end - m.start);
+	if (!r->cap.vdso)
+		return;
+	memcpy(r->cap.vdso, (const void *)(uintptr_t)m.start, m.end - m.start);
+	r->cap.vdso_len = m.end - m.start;
+}
+
+/*
+ * The kernel maps the same image into every 64-bit process, so ours
+ * serves; another size (a 32-bit process) is read from the process.
+ */
+int rec_capture_vdso(struct sp_recorder *r, uint32_t pid, uint64_t start,
+		     uint64_t len, uint64_t time)
+{
+	struct sp_image_rec *im;
+	size_t out;
+
+	if (!len || len > (1u << 20))
+		return 0;
+	out = sizeof(*im) + sp_align8(len);
+	im = rec_enqueue(r, time, out);
+	if (!im)
+		return -ENOMEM;
+	memset(im, 0, sizeof(*im));
+	if (len == r->cap.vdso_len) {
+		memcpy(im->data, r->cap.vdso, len);
+	} else if (sp_procfs_read_mem((pid_t)pid, start, im->data, len)) {
+		/* unreadable: leave a harmless record of nothing */
+		len = 0;
+	}
+	im->hdr.type = SP_REC_IMAGE;
+	im->hdr.size = (uint32_t)out;
+	im->time = time;
+	im->pid = pid;
+	im->start = start;
+	im->len = len;
+	return 0;
+}

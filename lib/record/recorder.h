@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * recorder.h: the inside of struct sp_recorder, shared by the files of
+ * lib/record/ and by nothing else (record.h is what callers see).
+ *
+ * A recording has six concerns, one file each, and the recorder is one
+ * part per concern, owned by its file; a part is touched from outside its
+ * file only through the rec_ functions below:
+ *
+ *	events.c	perf events (one per thread and CPU), the per-CPU ring
+ *			buffers, draining them
+ *	convert.c	kernel records turned into raw-stream records
+ *	merge.c		the queue that writes the records of all CPUs in time
+ *			order
+ *	attach.c	the target processes, pausing them while attaching
+ *	synth.c		what /proc says existed before the recording began
+ *	capture.c	what a later reader could not find any more: kernel
+ *			symbols, perf map text, [vdso] images
+ *
+ * record.c holds the rest: the public functions that run a recording in
+ * that order, and what every part reports to (the threads seen, the
+ * counts of the summary).
+ */
+#ifndef SP_RECORDER_H
+#define SP_RECORDER_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/perf_event.h>
+
+#include "base/err.h"
+#include "base/hashtab.h"
+#include "format/raw.h"
+#include "os/kallsyms.h"
+#include "os/perf.h"
+#include "record.h"
+
+/* events.c ---------------------------------------------------------------- */
+
+struct rec_event {
+	int fd;			/* -1 once closed */
+	uint32_t buf;		/* index of its CPU's buffer */
+	int hup;
+};
+
+struct rec_cpubuf {
+	int cpu;
+	unsigned pages;
+	struct sp_ring *ring;
+	size_t owner;		/* index into events of the one mapped */
+	size_t polled;		/* index into events of the polled one */
+};
+
+/* A thread we opened events for. */
+struct rec_thread {
+	pid_t pid, tid;
+	size_t first, n;	/* its events: events[first .. first + n) */
+	int exited;		/* an EXIT record came: close when hung up */
+};
+
+struct rec_events {
+	struct perf_event_attr attr;
+	unsigned nregs;
+	int kernel_decided;
+	long page;
+	unsigned min_pages;	/* smallest buffer holding two samples */
+	struct rec_cpubuf *bufs;
+	unsigned nbufs;
+	struct pollfd *pfd;	/* one per buffer */
+	struct rec_event *events;
+	size_t nevents, events_cap;
+	struct rec_thread *attached;
+	size_t nattached, attached_cap;
+	size_t nexited;		/* attached threads with exited set */
+	int disabled;
+};
+
+/* Check the options and fill the event attributes.  0 or -errno. */
+int rec_events_setup(struct sp_recorder *r);
+
+/* One buffer per online CPU, not mapped yet.  0 or -errno. */
+int rec_events_cpus(struct sp_recorder *r);
+
+/*
+ * Open the events of one thread on every CPU.  Returns 1 when opened, 0
+ * when the thread has gone, or -errno.
+ */
+int rec_open_thread(struct sp_recorder *r, pid_t pid, pid_t tid);
+
+/* Refuse what RLIMIT_NOFILE cannot hold, before pausing anything. */
+int rec_check_fd_budget(struct sp_recorder *r);
+
+int rec_enable_all(struct sp_recorder *r);
+int rec_disable_all(struct sp_recorder *r);
+
+/* Point the poll slots at the buffers, once attached. */
+void rec_poll_ready(struct sp_recorder *r);
+
+/* Block until a buffer is readable: as sp_recorder_wait(). */
+int rec_poll(struct sp_recorder *r, int timeout_ms);
+
+/* Move everything the buffers hold through rec_convert().  0 or -errno. */
+int rec_collect(struct sp_recorder *r);
+
+/* An attached thread exited: its events close once they hang up. */
+void rec_thread_exited(struct sp_recorder *r, pid_t tid);
+
+/* Close the events of exited attached threads that have hung up. */
+void rec_release_exited(struct sp_recorder *r);
+
+/* Event descriptors open now. */
+size_t rec_open_fds(const struct sp_recorder *r);
+
+void rec_events_release(struct rec_events *ev);
+
+/* convert.c --------------------------------------------------------------- */
+
+/*
+ * Turn one kernel record into raw-stream records in the queue.  A record
+ * that does not parse is counted (bad) and skipped.  0 or -ENOMEM.
+ */
+int rec_convert(struct sp_recorder *r, const struct perf_event_header *h);
+
+/* merge.c ----------------------------------------------------------------- */
+
+struct rec_queued {
+	uint64_t time, seq;
+	size_t off;
+};
+
+/* Converted records waiting to be written in time order. */
+struct rec_queue {
+	uint8_t *buf;
+	size_t len, cap;
+	struct rec_queued *v;
+	size_t n, vcap;
+};
+
+struct rec_merge {
+	struct rec_queue q, spare;
+	uint64_t seq;		/* arrival order, for equal times */
+	uint64_t last_written;	/* time of the last record written */
+	uint64_t late;		/* records older than one already written */
+};
+
+/*
+ * Room in the queue for a record of size bytes (a multiple of 8) stamped
+ * time; its last 8 bytes are zeroed so padding needs no care.  NULL when
+ * out of memory.  Valid until the next call.
+ */
+void *rec_enqueue(struct sp_recorder *r, uint64_t time, size_t size);
+
+/*
+ * Write the queued records stamped at most horizon, in time order, each
+ * sample after the KSYM records it needs.  0 or -errno of the write.
+ */
+int rec_write_until(struct sp_recorder *r, uint64_t horizon);
+
+void rec_merge_release(struct rec_merge *m);
+
+/* attach.c ---------------------------------------------------------------- */
+
+/* A thread paused for SP_RECORD_ATTACH_STOP. */
+struct rec_tracee {
+	pid_t pid, tid;
+	int stopped;
+	int sig;		/* a signal it was about to take: given back */
+};
+
+struct rec_targets {
+	pid_t *pids;		/* thread group ids */
+	size_t n, cap;
+	size_t given;		/* the first ones: asked for, not found */
+	struct rec_tracee *tracees;
+	size_t ntracees, tracees_cap;
+	uint64_t pause_ns;	/* how long SP_RECORD_ATTACH_STOP paused them */
+};
+
+/* Add a process to sample, once.  0 or -ENOMEM. */
+int rec_add_target(struct sp_recorder *r, pid_t tgid);
+
+/* Seize and interrupt every thread of every target.  0 or -errno. */
+int rec_pause_all(struct sp_recorder *r);
+
+/* Let every paused thread go, with the signal it was about to take. */
+void rec_resume_all(struct sp_recorder *r);
+
+/* Open the events of every thread of every target.  0 or -errno. */
+int rec_open_targets(struct sp_recorder *r);
+
+/* Open those of threads created meanwhile, until none is new. */
+int rec_rescan(struct sp_recorder *r);
+
+/* Whether one of the targets still runs. */
+int rec_targets_alive(const struct sp_recorder *r);
+
+void rec_targets_release(struct rec_targets *tg);
+
+/* synth.c ----------------------------------------------------------------- */
+
+/* Build ids by file, so each file is read once. */
+struct rec_bid {
+	uint32_t maj, min;
+	uint64_t ino;
+	int len;		/* 0: none, < 0: unreadable */
+	uint8_t id[20];
+};
+
+struct rec_synth {
+	struct rec_bid *bids;
+	size_t n, cap;
+};
+
+/* Write the raw stream header.  0 or -errno. */
+int rec_write_header(struct sp_recorder *r);
+
+/*
+ * Write what exists already: the names and parents of the attached
+ * threads, the executable mappings of the targets with their build ids,
+ * their [vdso] images.  0 or -errno.
+ */
+int rec_write_existing(struct sp_recorder *r);
+
+void rec_synth_release(struct rec_synth *s);
+
+/* capture.c --------------------------------------------------------------- */
+
+/* What was read of /tmp/perf-PID.map for one process. */
+struct rec_pmap {
+	pid_t pid;
+	uid_t uid;
+	int seen;		/* the file existed at the last look */
+	dev_t dev;
+	ino_t ino;
+	off_t off;		/* bytes of whole lines already written */
+	off_t size;
+	struct timespec mtime;
+	int exited;		/* read once more, then forget */
+};
+
+struct rec_capture {
+	struct sp_ksyms *ks;	/* NULL: no kernel callchains */
+	uint64_t *ks_written;	/* bit i: the KSYM of symbol i is out */
+	uint64_t nksyms;	/* KSYM records written */
+	struct rec_pmap *pmaps;
+	size_t npmaps, pmaps_cap;
+	uint64_t perfmap_bytes;
+	uint8_t *vdso;		/* our own [vdso]: the same bytes as theirs */
+	size_t vdso_len;
+};
+
+/* Load /proc/kallsyms, before any pause: it takes milliseconds. */
+int rec_capture_load_ksyms(struct sp_recorder *r);
+
+/* Kernel callchains are not recorded after all: drop the symbols. */
+void rec_capture_drop_ksyms(struct sp_recorder *r);
+
+/* Write the KSYM records a sample's kernel frames need, once each. */
+int rec_capture_ksyms(struct sp_recorder *r, const struct sp_raw_sample *s);
+
+/* Follow pid's perf map, written by uid; a fork, an exit. */
+int rec_pmap_follow(struct sp_recorder *r, pid_t pid, uid_t uid);
+int rec_pmap_fork(struct sp_recorder *r, pid_t pid, pid_t ppid);
+void rec_pmap_exit(struct sp_recorder *r, pid_t pid);
+
+/* Write what the targets appended to their perf maps.  0 or -errno. */
+int rec_perfmap_pass(struct sp_recorder *r);
+
+/* Keep a copy of our own [vdso], which is every 64-bit process's. */
+void rec_copy_own_vdso(struct sp_recorder *r);
+
+/*
+ * Queue the IMAGE record of a [vdso] that process pid mapped at start
+ * (after an exec): its bytes exist on no disk.  0 or -ENOMEM.
+ */
+int rec_capture_vdso(struct sp_recorder *r, uint32_t pid, uint64_t start,
+		     uint64_t len, uint64_t time);
+
+void rec_capture_release(struct rec_capture *c);
+
+/* record.c ---------------------------------------------------------------- */
+
+/* Flags of a thread or process id in sp_recorder.threads and .procs. */
+#define REC_ID_ATTACHED	0x1	/* we opened events for it */
+#define REC_ID_FORKED	0x2	/* a FORK record announced it: it inherited events */
+#define REC_ID_SEEN	0x4	/* in any record: it has events of some kind */
+
+struct sp_recorder {
+	struct sp_record_opts o;
+	char event[32];
+	char perfmap_dir[256];
+	struct sp_out *out;
+	struct sp_err err;
+
+	struct rec_events ev;
+	struct rec_merge mg;
+	struct rec_targets tg;
+	struct rec_synth syn;
+	struct rec_capture cap;
+
+	/*
+	 * Every part reports here what the summary counts: the threads and
+	 * processes seen (id -> REC_ID_* flags; the events and attach parts
+	 * also ask which threads have events) and the records written.
+	 */
+	struct sp_u64map threads, procs;
+	uint64_t samples, lost, lost_records, throttles, bad;
+	uint64_t attached_threads;
+	uint64_t start_time, end_time;
+	int did_attach, attached_ok;
+};
+
+/* Add flags to thread tid and note process pid.  0 or -ENOMEM. */
+int rec_note_ids(struct sp_recorder *r, uint32_t pid, uint32_t tid,
+		 uint8_t flags);
+
+/* The REC_ID_* flags of thread tid, 0 if never seen. */
+uint8_t rec_thread_flags(const struct sp_recorder *r, uint32_t tid);
+
+#endif

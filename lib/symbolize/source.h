@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * source.h: the one shape of every symbol source, and the inside of struct
+ * sp_symbolizer that the sources share.  For files of lib/symbolize/ only.
+ *
+ * A source answers questions about addresses: for a question (a process,
+ * an address, whether it is exact or a return address, the mapping holding
+ * it) it first finds the table that covers it (an ELF module with its
+ * debug files and DWARF, a process's jitdump or perf map, the kernel's
+ * symbols), loading it on first use, or says it has none; then it looks
+ * the address up in that table and fills the frames of its inline chain,
+ * innermost first, each saying where its name came from (its origin).
+ * The symbolizer asks its sources in order and takes the first answer, so
+ * a new source (Go's pclntab, Python code objects, debuginfod) is one new
+ * file and one line in the list of symbolize.c.
+ *
+ * Each source keeps its state in its own part of struct sp_symbolizer,
+ * touched only by its file.
+ */
+#ifndef SP_SOURCE_H
+#define SP_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/hashtab.h"
+#include "elf/procs.h"
+#include "format/records.h"
+#include "symbolize.h"
+
+#define SP_CHAIN_MAX 64		/* frames of one address's inline chain */
+
+/* A question about one address. */
+struct sp_symq {
+	uint32_t pid;
+	uint64_t addr;		/* as unwound */
+	int precise;		/* the exact IP of a leaf, else a return address */
+	int kernel;		/* a kernel address */
+	const struct sp_map *map;	/* the user mapping holding it, or NULL */
+	uint64_t vaddr;		/* addr in the mapped file (addr - bias) */
+};
+
+struct sp_source {
+	const char *name;
+	/*
+	 * The table of this source that covers q, found or loaded on first
+	 * use; NULL when it has none (then *err may say why it could not
+	 * look: -ENOMEM).
+	 */
+	void *(*table)(struct sp_symbolizer *s, const struct sp_symq *q,
+		       int *err);
+	/*
+	 * Name q from table: at most max frames into out, innermost first,
+	 * with function, file, line, kind, origin and flags set (addr and
+	 * module are the symbolizer's).  Returns how many, 0 when the table
+	 * does not know the address, or -errno.
+	 */
+	int (*lookup)(struct sp_symbolizer *s, void *table,
+		      const struct sp_symq *q, struct sp_frame *out,
+		      unsigned max);
+	/*
+	 * The answer for (table, vaddr, precise) never changes: the
+	 * symbolizer keeps it and asks once.
+	 */
+	int cacheable;
+};
+
+extern const struct sp_source sp_src_kernel;	/* src-kernel.c */
+extern const struct sp_source sp_src_elf;	/* src-elf.c */
+extern const struct sp_source sp_src_jitdump;	/* src-jitdump.c */
+extern const struct sp_source sp_src_perfmap;	/* src-perfmap.c */
+
+/* src-kernel.c: kallsyms, or the KSYM records of the stream */
+struct src_kernel {
+	char *path;		/* NULL: /proc/kallsyms */
+	struct sp_ksyms *ks;	/* NULL until loaded */
+	int captured;		/* ks holds KSYM records, never a file */
+};
+
+int src_kernel_add_record(struct sp_symbolizer *s, uint64_t start,
+			  uint64_t size, const char *name);
+void src_kernel_release(struct src_kernel *k);
+
+/* src-elf.c: ELF modules, their debug files and DWARF */
+struct src_module;
+
+struct src_elf {
+	struct sp_debug_finder *finder;	/* created on first use */
+	char **debug_dirs;
+	size_t ndebug_dirs, cap_dirs;
+	struct sp_u64map index;		/* sp_elf pointer -> modules[] */
+	struct src_module **modules;
+	size_t nmodules, cap_modules;
+	struct sp_mismatch *mismatches;
+	size_t nmismatches, cap_mismatches;
+};
+
+/* An MMAP record: remember the build-id it recorded for its file. */
+int src_elf_note_mmap(struct sp_symbolizer *s, const struct sp_mmap_rec *m);
+int src_elf_add_debug_dir(struct src_elf *e, const char *dir);
+void src_elf_stats(const struct src_elf *e, struct sp_symbolize_stats *st);
+void src_elf_release(struct src_elf *e);
+
+/* src-jitdump.c: the jit-PID.dump files the processes mapped */
+struct src_jitdump_ref;
+
+struct src_jitdump {
+	struct src_jitdump_ref *refs;
+	size_t n, cap;
+};
+
+/* An MMAP record of a jit-PID.dump: the process writes one. */
+int src_jitdump_note_mmap(struct sp_symbolizer *s, const struct sp_mmap_rec *m);
+void src_jitdump_release(struct src_jitdump *j);
+
+/* src-perfmap.c: /tmp/perf-PID.map, or the PERFMAP records of the stream */
+struct src_perfmap_proc;
+
+struct src_perfmap {
+	char *dir;			/* NULL: /tmp */
+	struct sp_u64map index;		/* pid -> procs[] */
+	struct src_perfmap_proc *procs;
+	size_t n, cap;
+};
+
+int src_perfmap_add_record(struct sp_symbolizer *s, uint32_t pid,
+			   const char *text, size_t len, int reset);
+/* Process pid ran a new program: its JIT writes a new map. */
+void src_perfmap_exec(struct sp_symbolizer *s, uint32_t pid);
+void src_perfmap_release(struct src_perfmap *p);
+
+/* symbolize.c: the symbolizer and what it offers its sources */
+struct sp_symbolizer {
+	struct sp_procs *procs;
+	unsigned flags;			/* SP_SYM_* */
+	struct sp_strtab strs;		/* every name and file, once */
+	struct sp_u64map threads;	/* pid << 32 | tid -> name index */
+	struct sp_u64map stacks;	/* pid << 32 | id seen */
+	struct sp_u64map demangled;	/* interned name -> shown name */
+	/*
+	 * Answers of cacheable sources: tables maps a table to its entry of
+	 * answers, whose maps (return addresses, exact ones) map a vaddr to
+	 * first << 8 | count of its frames in pool.
+	 */
+	struct sp_u64map tables;
+	struct sp_answers {
+		struct sp_u64map at[2];
+	} *answers;
+	size_t nanswers, cap_answers;
+	struct sp_frame *pool;
+	size_t npool, cap_pool;
+	struct sp_frame *out;		/* frames of the last stack */
+	size_t cap_out;
+	struct sp_symbolize_stats st;	/* every part counts here */
+
+	struct src_kernel kernel;
+	struct src_elf elf;
+	struct src_jitdump jitdump;
+	struct src_perfmap perfmap;
+};
+
+/* s's copy of str, living as long as s; NULL when out of memory. */
+const char *sp_sym_intern(struct sp_symbolizer *s, const char *str);
+const char *sp_sym_internf(struct sp_symbolizer *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * The name to show for a symbol table's name: without its symbol version
+ * (@GLIBC_2.34), demangled unless SP_SYM_NO_DEMANGLE; once per name.
+ */
+const char *sp_sym_display_name(struct sp_symbolizer *s, const char *raw);
+
+/* "[libc.so.6]+0x1f0", or "[vsyscall]+0x0" for names already in brackets. */
+const char *sp_sym_offset_name(struct sp_symbolizer *s, const char *module,
+			       uint64_t off);
+
+#endif

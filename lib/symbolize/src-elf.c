@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: MIT */
+/* src-elf.c: frames of mapped ELF files: symbol tables, debug files, DWARF. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow.h"
+#include "base/symrule.h"
+#include "elf/debuginfo.h"
+#include "elf/dwarfinfo.h"
+#include "source.h"
+
+/*
+ * What stands behind one ELF file, found on first use: whether it is still
+ * the file the recording mapped, its separate debug file, MiniDebugInfo,
+ * DWARF.
+ */
+struct src_module {
+	struct sp_elf *elf;
+	int loaded;
+	int has_symtab;
+	int stale;		/* replaced, and no debug file of the recorded ID */
+	uint8_t rec_bid[SP_BUILD_ID_MAX];
+	size_t rec_len;		/* 0: no build-id was recorded */
+	struct sp_debugfile *dbg;	/* build-id or debuglink file */
+	uint8_t dbg_origin;		/* SP_FO_BUILDID, SP_FO_DEBUGLINK */
+	struct sp_debugfile *mini;
+	struct sp_dwarf *dwarf;
+	uint8_t dwarf_origin;
+	size_t mismatch;	/* index + 1 in mismatches, 0 none */
+};
+
+void src_elf_release(struct src_elf *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->nmodules; i++) {
+		sp_dwarf_free(e->modules[i]->dwarf);
+		free(e->modules[i]);
+	}
+	free(e->modules);
+	sp_u64map_release(&e->index);
+	free(e->mismatches);
+	sp_debug_finder_free(e->finder);
+	for (i = 0; i < e->ndebug_dirs; i++)
+		free(e->debug_dirs[i]);
+	free(e->debug_dirs);
+}
+
+int src_elf_add_debug_dir(struct src_elf *e, const char *dir)
+{
+	char *d;
+
+	if (SP_GROW(e->debug_dirs, e->cap_dirs, e->ndebug_dirs + 1))
+		return -ENOMEM;
+	d = strdup(dir);
+	if (!d)
+		return -ENOMEM;
+	e->debug_dirs[e->ndebug_dirs++] = d;
+	return 0;
+}
+
+static struct sp_debug_finder *finder(struct sp_symbolizer *s)
+{
+	struct src_elf *e = &s->elf;
+	size_t i;
+
+	if (e->finder)
+		return e->finder;
+	e->finder = sp_debug_finder_new(!!(s->flags & SP_SYM_NO_SYSTEM_DEBUG));
+	for (i = 0; e->finder && i < e->ndebug_dirs; i++)
+		if (sp_debug_finder_add_dir(e->finder, e->debug_dirs[i])) {
+			sp_debug_finder_free(e->finder);
+			e->finder = NULL;
+		}
+	return e->finder;
+}
+
+void src_elf_stats(const struct src_elf *e, struct sp_symbolize_stats *st)
+{
+	size_t i;
+
+	st->dwarf_units = 0;
+	for (i = 0; i < e->nmodules; i++)
+		if (e->modules[i]->dwarf)
+			st->dwarf_units += sp_dwarf_units(e->modules[i]->dwarf);
+	st->debug_files = e->finder ? sp_debug_finder_opened(e->finder) : 0;
+}
+
+static struct src_module *module_of(struct src_elf *e, struct sp_elf *elf)
+{
+	struct sp_u64slot *slot;
+	struct src_module *m;
+	int is_new;
+
+	slot = sp_u64map_get(&e->index, (uint64_t)(uintptr_t)elf, &is_new);
+	if (!slot)
+		return NULL;
+	if (!is_new)
+		return e->modules[slot->val];
+	if (SP_GROW(e->modules, e->cap_modules, e->nmodules + 1))
+		goto nomem;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		goto nomem;
+	m->elf = elf;
+	slot->val = e->nmodules;
+	e->modules[e->nmodules++] = m;
+	return m;
+nomem:
+	sp_u64map_del(&e->index, (uint64_t)(uintptr_t)elf);
+	return NULL;
+}
+
+int src_elf_note_mmap(struct sp_symbolizer *s, const struct sp_mmap_rec *m)
+{
+	const struct sp_proc *proc;
+	const struct sp_map *map;
+	struct src_module *mod;
+
+	if (!m->build_id_size)
+		return 0;
+	proc = sp_procs_find(s->procs, m->pid);
+	map = proc ? sp_proc_map(proc, m->start) : NULL;
+	if (!map || !map->elf || map->kind != SP_MAP_FILE)
+		return 0;
+	mod = module_of(&s->elf, map->elf);
+	if (!mod)
+		return -ENOMEM;
+	/* the first recorded ID of a path wins; the file is opened once */
+	if (!mod->rec_len && !mod->loaded) {
+		mod->rec_len = m->build_id_size > SP_BUILD_ID_MAX ?
+			       SP_BUILD_ID_MAX : m->build_id_size;
+		memcpy(mod->rec_bid, m->build_id, mod->rec_len);
+	}
+	return 0;
+}
+
+static int add_mismatch(struct sp_symbolizer *s, struct src_module *mod,
+			const uint8_t *disk, size_t disk_len)
+{
+	struct src_elf *e = &s->elf;
+	struct sp_mismatch *mm;
+
+	if (SP_GROW(e->mismatches, e->cap_mismatches, e->nmismatches + 1))
+		return -ENOMEM;
+	mm = &e->mismatches[e->nmismatches++];
+	memset(mm, 0, sizeof(*mm));
+	mm->path = sp_sym_intern(s, sp_elf_path(mod->elf));
+	if (!mm->path)
+		return -ENOMEM;
+	sp_build_id_hex(mod->rec_bid, mod->rec_len, mm->recorded);
+	sp_build_id_hex(disk, disk_len, mm->on_disk);
+	mm->recovered = !mod->stale;
+	mod->mismatch = e->nmismatches;
+	return 0;
+}
+
+/* Find what stands behind a module: build-id check, debug files, DWARF. */
+static int module_load(struct sp_symbolizer *s, struct src_module *mod,
+		       const struct sp_map *m)
+{
+	struct sp_debug_finder *f = finder(s);
+	Elf *e = sp_elf_handle(mod->elf);
+	uint8_t bid[SP_BUILD_ID_MAX];
+	size_t bid_len;
+	int want_dwarf = (s->flags & (SP_SYM_NO_LINES | SP_SYM_NO_INLINES)) !=
+			 (SP_SYM_NO_LINES | SP_SYM_NO_INLINES);
+	Elf *dwarf_elf = NULL;
+
+	mod->loaded = 1;
+	s->st.modules++;
+	if (!f)
+		return -ENOMEM;
+	bid_len = sp_elf_build_id(e, bid);
+	if (mod->rec_len && (bid_len != mod->rec_len ||
+			     memcmp(bid, mod->rec_bid, bid_len))) {
+		/* replaced since the recording: only the recorded ID counts */
+		mod->dbg = sp_debug_find_build_id(f, mod->rec_bid, mod->rec_len);
+		mod->dbg_origin = SP_FO_BUILDID;
+		mod->stale = !mod->dbg;
+		if (mod->dbg && sp_elf_has_section(sp_debugfile_elf(mod->dbg),
+						   ".debug_info"))
+			dwarf_elf = sp_debugfile_elf(mod->dbg);
+		if (add_mismatch(s, mod, bid, bid_len))
+			return -ENOMEM;
+		goto dwarf;
+	}
+	mod->has_symtab = sp_elf_has_section(e, ".symtab");
+	if (want_dwarf && sp_elf_has_section(e, ".debug_info"))
+		dwarf_elf = e;
+	if (m->kind == SP_MAP_FILE && (!mod->has_symtab || (want_dwarf && !dwarf_elf))) {
+		mod->dbg = sp_debug_find(f, sp_elf_path(mod->elf), e,
+					 mod->rec_len ? mod->rec_bid : bid,
+					 mod->rec_len ? mod->rec_len : bid_len);
+		if (mod->dbg) {
+			mod->dbg_origin = sp_debugfile_how(mod->dbg) ==
+					  SP_DEBUG_BUILDID ? SP_FO_BUILDID :
+					  SP_FO_DEBUGLINK;
+			if (!dwarf_elf && want_dwarf &&
+			    sp_elf_has_section(sp_debugfile_elf(mod->dbg),
+					       ".debug_info"))
+				dwarf_elf = sp_debugfile_elf(mod->dbg);
+		}
+	}
+	if (!mod->has_symtab && !(mod->dbg && sp_debugfile_symtab(mod->dbg)))
+		mod->mini = sp_debug_mini(f, sp_elf_path(mod->elf), e);
+dwarf:
+	if (dwarf_elf) {
+		mod->dwarf = sp_dwarf_open(dwarf_elf);
+		mod->dwarf_origin = dwarf_elf == e ? SP_FO_SYMTAB : mod->dbg_origin;
+		if (mod->dwarf)
+			s->st.dwarf_opens++;
+	}
+	return 0;
+}
+
+/*
+ * A search of a module's symbol tables, in the order of symbolize.h: its
+ * .symtab, its debug file's, MiniDebugInfo (which holds what .dynsym
+ * lacks: a sized .dynsym symbol wins over it), its .dynsym.
+ */
+struct modsearch {
+	struct src_module *mod;
+	unsigned origin;	/* of the symbol found */
+};
+
+static const void *module_find(void *arg, uint64_t vaddr)
+{
+	struct modsearch *ms = arg;
+	struct src_module *mod = ms->mod;
+	const struct sp_sym *dyn = NULL, *sym;
+	enum sp_frame_origin o;
+
+	if (!mod->mismatch) {
+		sym = sp_symtab_find(sp_elf_symtab(mod->elf, &o), vaddr);
+		if (sym && o == SP_FO_SYMTAB) {
+			ms->origin = SP_FO_SYMTAB;
+			return sym;
+		}
+		dyn = sym;
+	}
+	if (mod->dbg && (sym = sp_symtab_find(sp_debugfile_symtab(mod->dbg),
+					      vaddr))) {
+		ms->origin = mod->dbg_origin;
+		return sym;
+	}
+	if (mod->mini && !(dyn && dyn->size) &&
+	    (sym = sp_symtab_find(sp_debugfile_symtab(mod->mini), vaddr))) {
+		ms->origin = SP_FO_MINIDEBUG;
+		return sym;
+	}
+	ms->origin = SP_FO_DYNSYM;
+	return dyn;
+}
+
+static void *table(struct sp_symbolizer *s, const struct sp_symq *q, int *err)
+{
+	const struct sp_map *m = q->map;
+	struct src_module *mod;
+
+	if (!m || !m->elf || (m->kind != SP_MAP_FILE && m->kind != SP_MAP_IMAGE))
+		return NULL;
+	mod = module_of(&s->elf, m->elf);
+	if (!mod) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (!mod->loaded && (*err = module_load(s, mod, m)))
+		return NULL;
+	return mod;
+}
+
+/*
+ * The inline chain of q->vaddr, innermost first, outermost the function:
+ * from DWARF with files and lines, the function's name from the symbol
+ * tables when they have it.  Always one frame at least: an address no
+ * symbol holds is named by its offset in the file.
+ */
+static int lookup(struct sp_symbolizer *s, void *table,
+		  const struct sp_symq *q, struct sp_frame *out, unsigned max)
+{
+	struct src_module *mod = table;
+	const struct sp_map *m = q->map;
+	struct sp_src_frame src[SP_CHAIN_MAX];
+	struct modsearch ms = { .mod = mod, .origin = SP_FO_NONE };
+	const struct sp_sym *sym;
+	unsigned origin, dflags = 0, n = 0;
+	uint64_t at;
+	struct sp_frame cf;
+	int nsrc = 0, i;
+
+	sym = sp_sym_pick(module_find, &ms, q->vaddr, q->precise, &at);
+	origin = sym ? ms.origin : SP_FO_NONE;
+	if (m->kind == SP_MAP_IMAGE && sym)
+		origin = SP_FO_VDSO;
+	if (!(s->flags & SP_SYM_NO_INLINES))
+		dflags |= SP_DWARF_INLINES;
+	if (!(s->flags & SP_SYM_NO_LINES))
+		dflags |= SP_DWARF_LINES;
+	/* room for the symbol tables' frame after DWARF's */
+	if (mod->dwarf && dflags && max > 1)
+		nsrc = sp_dwarf_lookup(mod->dwarf, at, dflags, src,
+				       (max < SP_CHAIN_MAX ? max : SP_CHAIN_MAX) - 1);
+	if (nsrc < 0)
+		return nsrc;
+	s->st.resolved++;
+	for (i = 0; i < nsrc; i++) {
+		int last = i == nsrc - 1 && !src[i].inlined;
+
+		memset(&cf, 0, sizeof(cf));
+		if (last && sym) {
+			cf.function = sp_sym_display_name(s, sym->name);
+			cf.origin = (uint8_t)origin;
+		} else if (src[i].function) {
+			cf.function = sp_sym_display_name(s, src[i].function);
+			cf.origin = mod->dwarf_origin;
+		} else if (last) {
+			break;	/* lines but no name: the symbol frame below */
+		} else {
+			cf.function = sp_sym_intern(s, "[inlined]");
+			cf.origin = mod->dwarf_origin;
+		}
+		if (!cf.function)
+			return -ENOMEM;
+		cf.kind = src[i].inlined ? SP_FK_INLINE : SP_FK_NATIVE;
+		if (src[i].file && !(cf.file = sp_sym_intern(s, src[i].file)))
+			return -ENOMEM;
+		cf.line = src[i].line;
+		out[n++] = cf;
+		if (last)
+			goto done;
+	}
+	/* no DWARF frame for the function itself: the symbol tables' name */
+	memset(&cf, 0, sizeof(cf));
+	cf.kind = SP_FK_NATIVE;
+	if (nsrc > 0 && src[nsrc - 1].file && !src[nsrc - 1].inlined &&
+	    !src[nsrc - 1].function) {
+		cf.file = sp_sym_intern(s, src[nsrc - 1].file);
+		cf.line = src[nsrc - 1].line;
+	}
+	if (sym) {
+		cf.function = sp_sym_display_name(s, sym->name);
+		cf.origin = (uint8_t)origin;
+	} else {
+		cf.function = sp_sym_offset_name(s, m->kind == SP_MAP_IMAGE ?
+						 "[vdso]" : m->name, q->vaddr);
+		cf.origin = SP_FO_NONE;
+		if (mod->stale)
+			cf.flags |= SP_SYMF_STALE;
+	}
+	if (!cf.function)
+		return -ENOMEM;
+	out[n++] = cf;
+done:
+	if (mod->stale)
+		s->elf.mismatches[mod->mismatch - 1].frames++;
+	return (int)n;
+}
+
+const struct sp_source sp_src_elf = {
+	.name = "elf",
+	.table = table,
+	.lookup = lookup,
+	.cacheable = 1,
+};

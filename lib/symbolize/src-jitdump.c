@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/* src-jitdump.c: JIT frames named by the jit-PID.dump file their process mapped. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/grow.h"
+#include "base/symrule.h"
+#include "elf/jitdump.h"
+#include "source.h"
+
+/* A jitdump a process mapped (its MMAP record names it), read on first use. */
+struct src_jitdump_ref {
+	uint32_t pid;
+	char *path;
+	off_t size;		/* when loaded, -1 not yet */
+	struct sp_jitdump *j;
+};
+
+void src_jitdump_release(struct src_jitdump *jd)
+{
+	size_t i;
+
+	for (i = 0; i < jd->n; i++) {
+		free(jd->refs[i].path);
+		sp_jitdump_free(jd->refs[i].j);
+	}
+	free(jd->refs);
+}
+
+int src_jitdump_note_mmap(struct sp_symbolizer *s, const struct sp_mmap_rec *m)
+{
+	struct src_jitdump *jd = &s->jitdump;
+	struct src_jitdump_ref *r;
+	size_t i;
+
+	if (!sp_jitdump_is_path(m->filename))
+		return 0;
+	for (i = 0; i < jd->n; i++)
+		if (jd->refs[i].pid == m->pid && !strcmp(jd->refs[i].path, m->filename))
+			return 0;
+	if (SP_GROW(jd->refs, jd->cap, jd->n + 1))
+		return -ENOMEM;
+	r = &jd->refs[jd->n];
+	*r = (struct src_jitdump_ref){ .pid = m->pid, .size = -1 };
+	r->path = strdup(m->filename);
+	if (!r->path)
+		return -ENOMEM;
+	jd->n++;
+	return 0;
+}
+
+/* (Re)read the dump when it is new or has grown; a JIT appends to it. */
+static int refresh(struct sp_symbolizer *s, struct src_jitdump_ref *r)
+{
+	struct sp_jitdump *j;
+	struct stat sb;
+	int err;
+
+	if (stat(r->path, &sb) || !S_ISREG(sb.st_mode) || sb.st_size == r->size)
+		return 0;
+	j = sp_jitdump_load(r->path, &err);
+	if (!j)
+		return err == -ENOMEM ? -ENOMEM : 0;
+	sp_jitdump_free(r->j);
+	r->j = j;
+	r->size = sb.st_size;
+	s->st.jitdump_loads++;
+	return 0;
+}
+
+/* The process's last mapped dump: in no mapping or in anonymous memory. */
+static void *table(struct sp_symbolizer *s, const struct sp_symq *q, int *err)
+{
+	struct src_jitdump *jd = &s->jitdump;
+	size_t i;
+
+	if (q->kernel || (q->map && q->map->kind != SP_MAP_ANON))
+		return NULL;
+	for (i = jd->n; i-- > 0; )
+		if (jd->refs[i].pid == q->pid)
+			return &jd->refs[i];
+	return NULL;
+}
+
+struct dumpsearch {
+	struct sp_symbolizer *s;
+	struct src_jitdump_ref *r;
+	int err;
+};
+
+/* The code holding addr; a miss rereads the dump, which the JIT appends to. */
+static const void *find(void *arg, uint64_t addr)
+{
+	struct dumpsearch *ds = arg;
+	struct src_jitdump_ref *r = ds->r;
+	const struct sp_jit_code *c = NULL;
+
+	if (ds->err)
+		return NULL;
+	if (!r->j && (ds->err = refresh(ds->s, r)))
+		return NULL;
+	if (r->j)
+		c = sp_jitdump_find(r->j, addr);
+	if (!c && !(ds->err = refresh(ds->s, r)) && r->j)
+		c = sp_jitdump_find(r->j, addr);
+	return c;
+}
+
+static int lookup(struct sp_symbolizer *s, void *table,
+		  const struct sp_symq *q, struct sp_frame *out, unsigned max)
+{
+	struct dumpsearch ds = { .s = s, .r = table };
+	const struct sp_jit_code *c;
+	const struct sp_jit_line *l;
+	uint64_t at;
+
+	c = sp_sym_pick(find, &ds, q->addr, q->precise, &at);
+	if (ds.err || !c)
+		return ds.err;
+	out[0] = (struct sp_frame){ .kind = SP_FK_JIT, .origin = SP_FO_JITDUMP,
+		.function = sp_sym_intern(s, c->name) };
+	if (!out[0].function)
+		return -ENOMEM;
+	l = (s->flags & SP_SYM_NO_LINES) ? NULL : sp_jit_code_line(c, at);
+	if (l && l->file) {
+		out[0].file = sp_sym_intern(s, l->file);
+		if (!out[0].file)
+			return -ENOMEM;
+		out[0].line = l->line;
+	}
+	return 1;
+}
+
+const struct sp_source sp_src_jitdump = {
+	.name = "jitdump",
+	.table = table,
+	.lookup = lookup,
+};

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-symrule.c: which symbol names a frame, the same for kernel, ELF and
+ * perf map symbols: an exact address, a return address at a function's
+ * first byte (after padding, after a gap), at the byte after its last,
+ * inside padding, in a gap; the ranking of aliases; and the recorder's
+ * KSYM capture answering as the whole kallsyms table does.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elf/symtab.h"
+#include "os/kallsyms.h"
+#include "os/perfmap.h"
+#include "unit.h"
+
+static char path[] = "/tmp/test-symrule.XXXXXX";
+
+static const char kallsyms[] =
+	"ffffffff81000000 T _stext\n"
+	"ffffffff81d7d380 t read_null\n"
+	"ffffffff81d7d390 t __pfx_write_null\n"
+	"ffffffff81d7d3a0 t write_null\n"
+	"ffffffff81d7d3a0 T z_global_alias\n"
+	"ffffffff81d7d3b0 t __pfx_read_iter_null\n"
+	"ffffffff81d7d3c0 t read_iter_null\n"
+	"ffffffff81d7d3c0 W b_weak_alias\n"
+	"ffffffff81d7d3d0 T a_sorts_first\n"
+	"ffffffff81d7d3d0 T b_sorts_second\n"
+	"ffffffff81d7d3e0 D some_data\n"
+	"ffffffff81d7d3f0 t __cfi_next\n"
+	"ffffffff81d7d400 t next\n"
+	"ffffffffc0201000 t nvme_irq\t[nvme]\n";
+
+static const char *kname(struct sp_ksyms *k, uint64_t addr, int precise)
+{
+	const struct sp_ksym *s = sp_ksyms_lookup(k, addr, precise);
+
+	return s ? s->name : "(none)";
+}
+
+static struct sp_ksyms *load(const char *text)
+{
+	struct sp_ksyms *k = sp_ksyms_new();
+	FILE *f = fopen(path, "w");
+
+	CHECK(k && f);
+	fputs(text, f);
+	fclose(f);
+	CHECK(sp_ksyms_load(k, path) == 0);
+	return k;
+}
+
+static void test_kallsyms(void)
+{
+	struct sp_ksyms *k = load(kallsyms);
+	const struct sp_ksym *s;
+	char name[64];
+
+	/* padding and data are not symbols: 10 names at 7 addresses */
+	CHECK(sp_ksyms_count(k) == 7);
+	/* aliases: global over local, weak over local, then the smaller name */
+	CHECK_STR(kname(k, 0xffffffff81d7d3a0, 1), "z_global_alias");
+	CHECK_STR(kname(k, 0xffffffff81d7d3c0, 1), "b_weak_alias");
+	CHECK_STR(kname(k, 0xffffffff81d7d3d0, 1), "a_sorts_first");
+	/* an exact address at a first byte */
+	CHECK_STR(kname(k, 0xffffffff81d7d380, 1), "read_null");
+	/* a return address at a first byte after __pfx_ padding: that function */
+	CHECK_STR(kname(k, 0xffffffff81d7d3a0, 0), "z_global_alias");
+	CHECK_STR(kname(k, 0xffffffff81d7d400, 0), "next");	/* after __cfi_ */
+	/* ... after a function with no padding: the one before */
+	CHECK_STR(kname(k, 0xffffffff81d7d390, 0), "read_null");
+	/* the byte after the last one of a function: still that function */
+	CHECK_STR(kname(k, 0xffffffff81d7d3b0, 0), "z_global_alias");
+	/* inside padding: nothing, exact or not */
+	CHECK_STR(kname(k, 0xffffffff81d7d3b4, 0), "(none)");
+	CHECK_STR(kname(k, 0xffffffff81d7d3b4, 1), "(none)");
+	CHECK_STR(kname(k, 0xffffffff81d7d395, 1), "(none)");
+	/* a function bounded by data that is not text: up to it */
+	CHECK_STR(kname(k, 0xffffffff81d7d3df, 1), "a_sorts_first");
+	/* before the first symbol */
+	CHECK_STR(kname(k, 0xffffffff80000000, 1), "(none)");
+	/* a module's symbol, and the last one runs on */
+	s = sp_ksyms_lookup(k, 0xffffffffc0209999, 1);
+	CHECK(s && !strcmp(s->name, "nvme_irq") && s->module &&
+	      !strcmp(s->module, "[nvme]") && s->size == 0);
+	CHECK(sp_ksym_record_name(s, name, sizeof(name)) == 15);
+	CHECK_STR(name, "nvme_irq [nvme]");
+	/* sizes run to the next address listed, padding included */
+	s = sp_ksyms_lookup(k, 0xffffffff81d7d3a0, 1);
+	CHECK(s && s->size == 0x10 && !s->module);
+	sp_ksyms_free(k);
+}
+
+/*
+ * The recorder writes a KSYM record of what the full table answers for
+ * each kernel frame; the symbolizer reading only those records must give
+ * every one of those frames the same name.
+ */
+static void test_capture_agrees(void)
+{
+	static const struct { uint64_t addr; int precise; } frames[] = {
+		{ 0xffffffff81d7d3a0, 1 }, { 0xffffffff81d7d3a0, 0 },
+		{ 0xffffffff81d7d3c4, 0 }, { 0xffffffff81d7d3d0, 0 },
+		{ 0xffffffff81d7d400, 0 }, { 0xffffffff81d7d390, 0 },
+		{ 0xffffffff81d7d3b0, 0 }, { 0xffffffffc0201010, 0 },
+		{ 0xffffffff81000004, 0 },
+	};
+	struct sp_ksyms *full = load(kallsyms), *cap = sp_ksyms_new();
+	char name[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(frames) / sizeof(frames[0]); i++) {
+		const struct sp_ksym *s = sp_ksyms_lookup(full, frames[i].addr,
+							  frames[i].precise);
+
+		CHECK(s != NULL);
+		if (!s)
+			continue;
+		sp_ksym_record_name(s, name, sizeof(name));
+		CHECK(sp_ksyms_add_record(cap, s->start, s->size, name) == 0);
+	}
+	for (i = 0; i < sizeof(frames) / sizeof(frames[0]); i++) {
+		const struct sp_ksym *a = sp_ksyms_lookup(full, frames[i].addr,
+							  frames[i].precise);
+		const struct sp_ksym *b = sp_ksyms_lookup(cap, frames[i].addr,
+							  frames[i].precise);
+
+		CHECK(a && b && !strcmp(a->name, b->name) &&
+		      !strcmp(a->module ? a->module : "", b->module ? b->module : ""));
+	}
+	sp_ksyms_free(full);
+	sp_ksyms_free(cap);
+}
+
+static void test_kallsyms_hidden(void)
+{
+	struct sp_ksyms *k = load("0000000000000000 T _stext\n"
+				  "0000000000000000 t write_null\n");
+
+	/* kptr_restrict: every address reads 0, nothing can be named */
+	CHECK(sp_ksyms_count(k) == 0);
+	CHECK(sp_ksyms_lookup(k, 0, 1) == NULL);
+	sp_ksyms_free(k);
+	k = sp_ksyms_new();
+	CHECK(sp_ksyms_load(k, "/nonexistent/kallsyms") < 0);
+	CHECK(sp_ksyms_count(k) == 0);
+	sp_ksyms_free(k);
+}
+
+static const char *ename(const struct sp_symtab *t, uint64_t addr, int precise,
+			 uint64_t *at)
+{
+	const struct sp_sym *s = sp_symtab_lookup(t, addr, precise, at);
+
+	return s ? s->name : "(none)";
+}
+
+static void test_elf_symtab(void)
+{
+	const struct sp_sym v[] = {
+		{ 0x1000, 0x10, "f", 2 },
+		{ 0x1000, 0x10, "f_global", 0 },
+		{ 0x1000, 0x0, "f_unsized", 0 },
+		{ 0x1018, 0x8, "__pfx_g", 2 },
+		{ 0x1020, 0x10, "g", 2 },
+		{ 0x1030, 0x10, "h", 1 },
+		{ 0x1030, 0x10, "__GI_h", 2 },
+		{ 0x2000, 0x0, "unsized", 0 },
+	};
+	struct sp_symtab *t = sp_symtab_from(v, sizeof(v) / sizeof(v[0]));
+	uint64_t at;
+
+	CHECK(t && sp_symtab_count(t) == 4);
+	/* the global sized alias; weak over local */
+	CHECK_STR(ename(t, 0x1000, 1, &at), "f_global");
+	CHECK(at == 0x1000);
+	CHECK_STR(ename(t, 0x1030, 1, &at), "h");
+	/* a return address after a call at a function's last byte */
+	CHECK_STR(ename(t, 0x1010, 0, &at), "f_global");
+	CHECK(at == 0x100f);
+	/* at a first byte after a gap or padding: that function */
+	CHECK_STR(ename(t, 0x1020, 0, &at), "g");
+	CHECK(at == 0x1020);
+	/* at a first byte right after another function: the one before */
+	CHECK_STR(ename(t, 0x1030, 0, &at), "g");
+	CHECK(at == 0x102f);
+	/* in a gap: none, and lines are looked up at address - 1 */
+	CHECK_STR(ename(t, 0x1014, 0, &at), "(none)");
+	CHECK(at == 0x1013);
+	CHECK_STR(ename(t, 0x101c, 1, &at), "(none)");
+	CHECK(at == 0x101c);
+	/* an unsized symbol holds up to 4 KiB */
+	CHECK_STR(ename(t, 0x2fff, 1, &at), "unsized");
+	CHECK_STR(ename(t, 0x3000, 1, &at), "(none)");
+	sp_symtab_free(t);
+}
+
+static const char *pname(const struct sp_perfmap *m, uint64_t addr, int precise)
+{
+	const struct sp_pmsym *s = sp_perfmap_lookup(m, addr, precise);
+
+	return s ? s->name : "(none)";
+}
+
+static void test_perfmap(void)
+{
+	static const char text[] =
+		"1000 10 a\n"
+		"1010 10 b\n"
+		"not a line\n"
+		"2000 10 c\n"
+		"1004 4 a_reused_later\r\n"
+		"3000 0 zero_size\n"
+		"3000 10";	/* no name, no newline */
+	struct sp_perfmap *m = sp_perfmap_new();
+
+	CHECK(m && sp_perfmap_add(m, text, sizeof(text) - 1) == 0);
+	CHECK(sp_perfmap_count(m) == 4);
+	CHECK_STR(pname(m, 0x1000, 1), "a");
+	/* the later of overlapping lines */
+	CHECK_STR(pname(m, 0x1005, 1), "a_reused_later");
+	/* the byte after a's last: a; a first byte after a gap: c */
+	CHECK_STR(pname(m, 0x1010, 0), "a");
+	CHECK_STR(pname(m, 0x2000, 0), "c");
+	CHECK_STR(pname(m, 0x1800, 0), "(none)");
+	CHECK_STR(pname(m, 0x3000, 1), "(none)");
+	sp_perfmap_free(m);
+}
+
+int main(void)
+{
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	close(fd);
+	test_kallsyms();
+	test_capture_agrees();
+	test_kallsyms_hidden();
+	test_elf_symtab();
+	test_perfmap();
+	unlink(path);
+	return unit_done("test-symrule");
+}
