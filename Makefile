@@ -39,7 +39,7 @@ TOOLS = sp-record sp-unwind sp-symbolize sp-fold sp-spool
 # format, os and elf, never another stage (tests/layers.sh checks it)
 LIB_OBJ = base/io base/stream base/hashtab base/grow base/err \
 	format/records format/raw format/unwound format/frame format/symtext \
-	format/spool \
+	format/spool-codec format/spool-write format/spool-read \
 	os/perf os/procfs os/launch os/kallsyms os/perfmap \
 	elf/elfcache elf/symtab elf/buildid elf/procs elf/debuginfo \
 	elf/dwarfinfo elf/demangle elf/jitdump \
@@ -47,9 +47,9 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err \
 	record/synth record/capture \
 	unwind/unwind unwind/intern unwind/unwstream \
 	symbolize/symbolize symbolize/src-kernel symbolize/src-elf \
-	symbolize/src-jitdump symbolize/src-perfmap \
+	symbolize/src-jitdump symbolize/src-perfmap symbolize/symstream \
 	fold/fold \
-	api/api
+	api/recorder api/symbolizer
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
@@ -72,7 +72,7 @@ PUBLIC_HDRS = base/stream.h format/records.h format/unwound.h format/spool.h \
 
 all: $(TOOL_BINS) $(LIB_A) $(LIB_SO) $(O)/lib/stackpulse.pc
 
-$(O)/lib/%.o: lib/%.c $(HDRS)
+$(O)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -81,10 +81,16 @@ $(LIB_A): $(foreach o,$(LIB_OBJ),$(O)/lib/$(o).o)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(LIB_SO): $(foreach o,$(LIB_OBJ),$(O)/lib/$(o).o) lib/api/libstackpulse.map
+# exports exactly the functions the installed headers declare
+$(O)/lib/libstackpulse.map: lib/api/mkmap.sh lib/api/stackpulse.h \
+		$(addprefix lib/,$(PUBLIC_HDRS))
+	@mkdir -p $(dir $@)
+	$(Q)sh $^ >$@
+
+$(LIB_SO): $(foreach o,$(LIB_OBJ),$(O)/lib/$(o).o) $(O)/lib/libstackpulse.map
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) \
-		-Wl,--version-script=lib/api/libstackpulse.map -o $@ \
+		-Wl,--version-script=$(O)/lib/libstackpulse.map -o $@ \
 		$(foreach o,$(LIB_OBJ),$(O)/lib/$(o).o) $(LDLIBS)
 	$(Q)ln -sf $(notdir $@) $(O)/lib/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(O)/lib/libstackpulse.so
@@ -99,14 +105,10 @@ $(O)/lib/stackpulse.pc: lib/api/stackpulse.pc.in Makefile
 		-e 's|@includedir@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|' \
 		$< > $@
 
-$(O)/%/main.o: %/main.c $(HDRS)
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
-
 # each tool lives in its own directory: sp-x/sp-x
 $(O)/sp-record/sp-record: $(O)/sp-record/main.o $(LIB_A) $(CLI_A)
-$(O)/sp-unwind/sp-unwind: $(O)/sp-unwind/main.o $(LIB_A) $(CLI_A)
+# nosigmask.o: sp-unwind's no-op sigprocmask; never in lib/ (see the file)
+$(O)/sp-unwind/sp-unwind: $(O)/sp-unwind/main.o $(O)/sp-unwind/nosigmask.o $(LIB_A) $(CLI_A)
 $(O)/sp-symbolize/sp-symbolize: $(O)/sp-symbolize/main.o $(LIB_A) $(CLI_A)
 $(O)/sp-fold/sp-fold: $(O)/sp-fold/main.o $(LIB_A) $(CLI_A)
 $(O)/sp-spool/sp-spool: $(O)/sp-spool/main.o $(LIB_A) $(CLI_A)
@@ -180,5 +182,5 @@ install: all
 	install -m 644 $(O)/lib/stackpulse.pc $(DESTDIR)$(libdir)/pkgconfig/
 
 clean:
-	rm -rf build lib/*/*.o lib/*.a lib/*.so* lib/stackpulse.pc sp-*/main.o $(foreach t,$(TOOLS),$(t)/$(t)) \
+	rm -rf build lib/*/*.o lib/*.a lib/*.so* lib/*.map lib/stackpulse.pc sp-*/*.o $(foreach t,$(TOOLS),$(t)/$(t)) \
 		demo.folded demo.svg demo.raw

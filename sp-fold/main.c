@@ -9,8 +9,6 @@
 
 #include "cli/cli.h"
 #include "fold/fold.h"
-#include "base/io.h"
-#include "format/symtext.h"
 
 static struct options {
 	unsigned flags;		/* SP_FOLD_* */
@@ -56,25 +54,19 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const char *hint(const char *kind)
-{
-	if (!strcmp(kind, "raw"))
-		return "pipe it into sp-unwind, then sp-symbolize";
-	return "pipe it into sp-symbolize first";
-}
-
 int main(int argc, char **argv)
 {
-	struct sp_st_reader *rd = NULL;
-	struct sp_fold *fold = NULL;
-	struct sp_out *out = NULL;
+	struct sp_st_reader *rd;
+	struct sp_fold *fold;
+	struct sp_out *out;
 	struct sp_st_rec rec;
-	const char *errstr;
-	FILE *fp = NULL;
-	int c, r, status = SP_EXIT_FATAL;
+	const char *errstr, *name;
+	FILE *fp;
+	int c, r;
 
 	sp_prog = "sp-fold";
-	while ((c = getopt_long(argc, argv, "o:hV", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_PID:
 			opt.flags |= SP_FOLD_PID;
@@ -104,8 +96,7 @@ int main(int argc, char **argv)
 			printf("sp-fold %s\n", SP_VERSION);
 			return SP_EXIT_OK;
 		default:
-			fprintf(stderr, "try 'sp-fold --help'\n");
-			return SP_EXIT_USAGE;
+			sp_bad_option(argv, c);
 		}
 	}
 	if (argc - optind > 1)
@@ -116,27 +107,18 @@ int main(int argc, char **argv)
 	/* a closed pipe shows up as EPIPE from the writes */
 	signal(SIGPIPE, SIG_IGN);
 	fp = strcmp(opt.input, "-") ? fopen(opt.input, "r") : stdin;
-	if (!fp) {
-		sp_warn("cannot open '%s': %s", opt.input, strerror(errno));
-		goto out;
-	}
-	rd = sp_st_reader_new(fp, fp == stdin ? "stdin" : opt.input);
+	if (!fp)
+		sp_die("cannot open '%s': %s", opt.input, strerror(errno));
+	name = fp == stdin ? "stdin" : opt.input;
+	rd = sp_st_reader_new(fp, name);
 	fold = sp_fold_new(opt.flags);
-	if (!rd || !fold) {
-		sp_warn("out of memory");
-		goto out;
-	}
+	if (!rd || !fold)
+		sp_die("out of memory");
 	r = sp_st_reader_header(rd);
-	if (r == SP_IN_OTHER) {
-		sp_warn("'%s' is %s %s stream: %s", fp == stdin ? "stdin" : opt.input,
-			strcmp(sp_st_reader_kind(rd), "unwound") ? "a" : "an",
-			sp_st_reader_kind(rd), hint(sp_st_reader_kind(rd)));
-		goto out;
-	}
-	if (r < 0) {
-		sp_warn("%s", sp_st_reader_error(rd));
-		goto out;
-	}
+	if (r == SP_IN_OTHER)
+		sp_wrong_stream(name, sp_st_reader_kind(rd), "symbolized");
+	if (r < 0)
+		sp_die("%s", sp_st_reader_error(rd));
 	while ((r = sp_st_read(rd, &rec)) > 0) {
 		r = sp_fold_apply(fold, &rec);
 		if (r == -EINVAL) {
@@ -144,46 +126,24 @@ int main(int argc, char **argv)
 			r = SP_IN_ERROR;
 			break;
 		}
-		if (r) {
-			sp_warn("out of memory");
-			goto out;
-		}
+		if (r)
+			sp_die("out of memory");
 	}
-	if (r < 0) {
-		sp_warn("%s", sp_st_reader_error(rd));
-		goto out;
-	}
+	if (r < 0)
+		sp_die("%s", sp_st_reader_error(rd));
 
-	out = sp_out_open(opt.output, 0);
-	if (!out) {
-		sp_warn("cannot open '%s': %s", opt.output, strerror(errno));
-		goto out;
-	}
+	out = sp_open_output(opt.output, NULL);
 	if (opt.top)
 		r = sp_fold_write_top(fold, out, (unsigned)opt.top);
 	else
 		r = sp_fold_write(fold, out);
 	if (!r)
-		r = sp_out_flush(out);
-	if (r == -EPIPE) {
-		status = SP_EXIT_OK;
-		goto out;
-	}
-	if (r) {
-		sp_warn("cannot write '%s': %s", !strcmp(opt.output, "-") ?
-			"stdout" : opt.output, strerror(-r));
-		goto out;
-	}
-	status = SP_EXIT_OK;
-out:
-	c = sp_out_close(out);
-	if (c && c != -EPIPE && status == SP_EXIT_OK) {
-		sp_warn("cannot write '%s': %s", opt.output, strerror(-c));
-		status = SP_EXIT_FATAL;
-	}
+		r = sp_out_close(out);
+	if (r)
+		sp_write_failed(opt.output, r);
 	sp_st_reader_free(rd);
 	sp_fold_free(fold);
-	if (fp && fp != stdin)
+	if (fp != stdin)
 		fclose(fp);
-	return status;
+	return SP_EXIT_OK;
 }

@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "cli/cli.h"
-#include "base/io.h"
 #include "os/launch.h"
 #include "os/perf.h"
 #include "record/record.h"
@@ -218,13 +218,8 @@ static void parse_options(int argc, char **argv)
 		case 'V':
 			printf("%s %s\n", sp_prog, SP_VERSION);
 			exit(SP_EXIT_OK);
-		case ':':
-			sp_usage_error("option '%s' needs a value",
-				       argv[optind - 1]);
 		default:
-			if (optopt)
-				sp_usage_error("unknown option '-%c'", optopt);
-			sp_usage_error("unknown option '%s'", argv[optind - 1]);
+			sp_bad_option(argv, c);
 		}
 	}
 	if (optind < argc && opt.npids)
@@ -239,14 +234,6 @@ static void parse_options(int argc, char **argv)
 		sp_usage_error("--timeout needs a COMMAND to end");
 	if (!opt.command && opt.command_stdout)
 		sp_usage_error("--command-stdout needs a COMMAND");
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static void handle_signals(void)
@@ -387,7 +374,7 @@ static int record_pids(void)
 		sp_warn("attached %llu threads without pausing them: %s",
 			(unsigned long long)st.attach_threads, why);
 
-	now = last_check = mono_ns();
+	now = last_check = sp_mono_ns();
 	if (opt.duration_ns)
 		deadline = now + opt.duration_ns;
 	while (!stop) {
@@ -398,7 +385,7 @@ static int record_pids(void)
 				exit(SP_EXIT_FATAL);
 			goto reader_gone;
 		}
-		now = mono_ns();
+		now = sp_mono_ns();
 		if (now - last_check >= CHECK_NS) {
 			last_check = now;
 			if (!sp_recorder_active(rec))
@@ -494,7 +481,7 @@ static int record_command(void)
 		return e == -ENOENT || e == -ENOTDIR ? 127 : 126;
 	}
 
-	now = mono_ns();
+	now = sp_mono_ns();
 	if (opt.duration_ns)
 		deadline = now + opt.duration_ns;
 	if (opt.timeout_ns)
@@ -530,7 +517,7 @@ static int record_command(void)
 
 			nanosleep(&ts, NULL);
 		}
-		now = mono_ns();
+		now = sp_mono_ns();
 	}
 	child_pid = 0;
 	end_recording(&lost);
@@ -557,11 +544,7 @@ int main(int argc, char **argv)
 		opt.rec.frequency = (uint64_t)maxf;
 	}
 
-	out = sp_out_open(opt.output, 1);
-	if (!out && errno == ENOTTY)
-		sp_die("refusing to write the raw stream to a terminal: redirect it or pipe it into sp-unwind");
-	if (!out)
-		sp_die("cannot open '%s': %s", opt.output, strerror(errno));
+	out = sp_open_output(opt.output, "raw");
 	handle_signals();
 	return opt.command ? record_command() : record_pids();
 }

@@ -12,16 +12,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "cli/cli.h"
-#include "base/io.h"
 #include "format/spool.h"
-#include "format/unwound.h"
 
 static struct options {
 	struct sp_spool_opts spool;
 	uint64_t flush_ns;
 	int quiet;
 	int json;
+	const char *write_only;	/* the first option given that goes with write */
 } opt = {
 	.spool = { SP_SPOOL_LEVEL, SP_SPOOL_BLOCK_SIZE, SP_SPOOL_ENC_DELTA },
 	.flush_ns = 1000000000ull,
@@ -58,14 +58,6 @@ static void usage(void)
 	       "interrupted), 2 damage, bad input or a write error, 64 usage error.\n",
 	       SP_SPOOL_LEVEL, SP_SPOOL_BLOCK_MIN, SP_SPOOL_BLOCK_LIMIT,
 	       SP_SPOOL_BLOCK_SIZE);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* write ------------------------------------------------------------------- */
@@ -111,7 +103,7 @@ static void *flush_loop(void *arg)
 		}
 		pthread_cond_timedwait(&fl.cond, &fl.lock, &ts);
 		if (!fl.quit && sp_spool_writer_pending(fl.w) &&
-		    now_ns() - fl.since >= opt.flush_ns)
+		    sp_mono_ns() - fl.since >= opt.flush_ns)
 			sp_spool_writer_flush(fl.w);	/* errors stick in w */
 	}
 	pthread_mutex_unlock(&fl.lock);
@@ -149,17 +141,6 @@ static void stop_flusher(pthread_t th)
 	pthread_join(th, NULL);
 }
 
-static const char *other_stream(const char *kind)
-{
-	if (!strcmp(kind, "raw"))
-		return "a raw stream: run it through sp-unwind first";
-	if (!strcmp(kind, "spool"))
-		return "a spool file: read it with 'sp-spool cat'";
-	if (!strcmp(kind, "symbolized"))
-		return "a symbolized stream: sp-spool stores unwound streams";
-	return "another stream";
-}
-
 static int cmd_write(const char *path)
 {
 	struct sp_unw_header uh;
@@ -179,7 +160,7 @@ static int cmd_write(const char *path)
 	r = sp_in_header(in, SP_UNW_MAGIC, SP_UNW_VERSION, &uh, sizeof(uh),
 			 sizeof(uh));
 	if (r == SP_IN_OTHER)
-		sp_die("'stdin' is %s", other_stream(sp_in_kind(in)));
+		sp_wrong_stream("stdin", sp_in_kind(in), "unwound");
 	if (r)
 		sp_die("%s", sp_in_error(in));
 	w = sp_spool_writer_open(path, &uh, &opt.spool);
@@ -190,7 +171,7 @@ static int cmd_write(const char *path)
 	while ((r = sp_in_next(in, &rec)) > 0) {
 		pthread_mutex_lock(&fl.lock);
 		if (!sp_spool_writer_pending(w))
-			fl.since = now_ns();
+			fl.since = sp_mono_ns();
 		wr = sp_spool_writer_add(w, rec);
 		pthread_mutex_unlock(&fl.lock);
 		if (wr == -EINVAL) {
@@ -259,10 +240,8 @@ static void put(struct cat *c, const void *rec, size_t len)
 {
 	int r = sp_out_rec(c->out, rec, len);
 
-	if (r == -EPIPE)
-		exit(SP_EXIT_OK);	/* the reader is gone: stop quietly */
 	if (r)
-		sp_die("cannot write 'stdout': %s", strerror(-r));
+		sp_write_failed("-", r);
 }
 
 static void merge(struct sp_unw_summary *m, const struct sp_unw_summary *s, int first)
@@ -331,10 +310,8 @@ static int cat_one(struct cat *c, const char *path, int first, int nfiles)
 		const struct sp_unw_header *uh = sp_spool_header(r);
 		int wr = sp_out_write(c->out, uh, sizeof(*uh));
 
-		if (wr == -EPIPE)
-			exit(SP_EXIT_OK);
 		if (wr)
-			sp_die("cannot write 'stdout': %s", strerror(-wr));
+			sp_write_failed("-", wr);
 	}
 	while ((ret = sp_spool_next(r, &rec)) > 0) {
 		if (rec->type == SP_REC_SUMMARY) {
@@ -377,22 +354,15 @@ static int cmd_cat(int n, char **paths)
 	struct cat c = { 0 };
 	int i, r, status = SP_EXIT_OK;
 
-	c.out = sp_out_open("-", 1);
-	if (!c.out) {
-		if (errno == ENOTTY)
-			sp_die("refusing to write the unwound stream to a terminal: pipe it into sp-symbolize");
-		sp_die("cannot open 'stdout': %s", strerror(errno));
-	}
+	c.out = sp_open_output("-", "unwound");
 	for (i = 0; i < n; i++)
 		if (cat_one(&c, paths[i], i == 0, n))
 			status = SP_EXIT_PARTIAL;
 	if (n > 1)
 		put(&c, &c.sum, sizeof(c.sum));
 	r = sp_out_close(c.out);
-	if (r == -EPIPE)
-		return SP_EXIT_OK;
 	if (r)
-		sp_die("cannot write 'stdout': %s", strerror(-r));
+		sp_write_failed("-", r);
 	free(c.scratch);
 	return status;
 }
@@ -554,17 +524,26 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *cmd = NULL, *why;
+	static char flag[4];
 	uint64_t v;
 	int c, nargs;
 
 	sp_prog = "sp-spool";
 	opterr = 0;
 	/* the command may come before or after the options */
-	while ((c = getopt_long(argc, argv, "+l:b:t:qhV", longopts, NULL)) != -1 ||
+	while ((c = getopt_long(argc, argv, "+:l:b:t:qhV", longopts, NULL)) != -1 ||
 	       (!cmd && optind < argc)) {
 		if (c == -1) {
 			cmd = argv[optind++];
 			continue;
+		}
+		/* what was given, not what differs from the defaults */
+		if (!opt.write_only && c == OPT_PLAIN) {
+			opt.write_only = "--plain";
+		} else if (!opt.write_only && c > 0 && c < 128 &&
+			   strchr("lbtq", c)) {
+			snprintf(flag, sizeof(flag), "-%c", c);
+			opt.write_only = flag;
 		}
 		switch (c) {
 		case 'l':
@@ -601,9 +580,7 @@ int main(int argc, char **argv)
 			printf("sp-spool %s\n", SP_VERSION);
 			return SP_EXIT_OK;
 		default:
-			if (optopt)
-				sp_usage_error("unknown option '-%c'", optopt);
-			sp_usage_error("unknown option '%s'", argv[optind - 1]);
+			sp_bad_option(argv, c);
 		}
 	}
 	if (!cmd)
@@ -615,10 +592,9 @@ int main(int argc, char **argv)
 			sp_usage_error("write takes one FILE");
 		return cmd_write(argv[optind]);
 	}
-	if (opt.spool.level != SP_SPOOL_LEVEL || opt.quiet ||
-	    opt.spool.block_size != SP_SPOOL_BLOCK_SIZE ||
-	    opt.spool.enc != SP_SPOOL_ENC_DELTA || opt.flush_ns != 1000000000ull)
-		sp_usage_error("-l, -b, -t, -q and --plain go with write");
+	if (opt.write_only)
+		sp_usage_error("%s goes with write: -l, -b, -t, -q and --plain are options of write",
+			       opt.write_only);
 	if (opt.json && strcmp(cmd, "info"))
 		sp_usage_error("--json goes with info");
 	if (!strcmp(cmd, "cat")) {

@@ -9,12 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "elf/elfcache.h"
-#include "base/io.h"
-#include "elf/procs.h"
-#include "symbolize/symbolize.h"
-#include "format/symtext.h"
-#include "format/unwound.h"
+#include "symbolize/symstream.h"
 
 static struct options {
 	const char *output;
@@ -76,7 +71,7 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* The state main() cleans up through one path. */
+/* What main() works with. */
 static struct sp_in *in;
 static struct sp_out *out;
 static struct sp_elf_cache *cache;
@@ -85,120 +80,9 @@ static struct sp_symbolizer *sym;
 static const char **debug_dirs;
 static size_t ndebug_dirs;
 
-static int write_stack(const struct sp_unw_stack_view *v)
+static int write_rec(void *arg, const struct sp_st_rec *rec)
 {
-	const struct sp_frame *frames;
-	struct sp_st_rec rec;
-	size_t n, i;
-	int r;
-
-	r = sp_symbolize_stack(sym, v, &frames, &n);
-	if (r)
-		return r;
-	rec.type = SP_ST_STACK;
-	rec.u.stack = (struct sp_st_stack){ .pid = v->s->pid, .id = v->s->id,
-		.nframes = (uint32_t)n, .end = sp_unw_end_name(v->s->end) };
-	r = sp_st_write(out, &rec);
-	rec.type = SP_ST_FRAME;
-	for (i = 0; !r && i < n; i++) {
-		rec.u.frame = (struct sp_st_frame){ .pid = v->s->pid,
-			.id = v->s->id, .index = (uint32_t)i, .f = frames[i] };
-		r = sp_st_write(out, &rec);
-	}
-	return r;
-}
-
-/*
- * One record in.  Returns 0, SP_IN_ERROR for bad input (the message is in
- * sp_in_error()), or -errno of the output.
- */
-static int one_record(const struct sp_rec_hdr *h, int *summary)
-{
-	const struct sp_unw_sample *sa = (const void *)h;
-	const struct sp_unw_summary *su = (const void *)h;
-	const struct sp_lost_rec *lo = (const void *)h;
-	struct sp_symbolize_stats st;
-	struct sp_unw_stack_view v;
-	struct sp_st_rec rec;
-	const char *bad;
-	char what[96];
-	int r;
-
-	if (*summary)
-		return sp_in_fail(in, "record after the SUMMARY record");
-	switch (h->type) {
-	case SP_REC_MMAP:
-	case SP_REC_COMM:
-	case SP_REC_FORK:
-	case SP_REC_EXIT:
-	case SP_REC_IMAGE:
-		if ((bad = sp_rec_check_common(h)))
-			return sp_in_fail(in, bad);
-		r = sp_symbolizer_apply(sym, h, &rec.u.comm);
-		if (r < 0)
-			return r;
-		if (r == 0)
-			return 0;
-		rec.type = SP_ST_COMM;
-		return sp_st_write(out, &rec);
-	case SP_REC_LOST:
-		if ((bad = sp_rec_check_common(h)))
-			return sp_in_fail(in, bad);
-		rec.type = SP_ST_LOST;
-		rec.u.lost = (struct sp_st_lost){ .time = lo->time,
-			.count = lo->lost };
-		return sp_st_write(out, &rec);
-	case SP_REC_THROTTLE:
-		return (bad = sp_rec_check_common(h)) ? sp_in_fail(in, bad) : 0;
-	case SP_REC_KSYM: {
-		const struct sp_ksym_rec *k = (const void *)h;
-
-		if ((bad = sp_rec_check_common(h)))
-			return sp_in_fail(in, bad);
-		return sp_symbolizer_add_ksym(sym, k->start, k->size, k->name);
-	}
-	case SP_REC_PERFMAP: {
-		const struct sp_perfmap_rec *m = (const void *)h;
-
-		if ((bad = sp_rec_check_common(h)))
-			return sp_in_fail(in, bad);
-		return sp_symbolizer_add_perf_map(sym, m->pid, m->text, m->len,
-						  m->flags & SP_PERFMAP_RESET);
-	}
-	case SP_REC_STACK:
-		if ((bad = sp_unw_stack_parse(h, &v)))
-			return sp_in_fail(in, bad);
-		return write_stack(&v);
-	case SP_REC_SAMPLE:
-		if (h->size < sizeof(*sa))
-			return sp_in_fail(in, "SAMPLE record too short");
-		if (!sp_symbolizer_has_stack(sym, sa->pid, sa->stack_id)) {
-			snprintf(what, sizeof(what),
-				 "SAMPLE of undefined stack %" PRIu32 "/%" PRIu32,
-				 sa->pid, sa->stack_id);
-			return sp_in_fail(in, what);
-		}
-		rec.type = SP_ST_SAMPLE;
-		rec.u.sample = (struct sp_st_sample){ .time = sa->time,
-			.pid = sa->pid, .tid = sa->tid, .cpu = sa->cpu,
-			.id = sa->stack_id, .weight = sa->weight };
-		return sp_st_write(out, &rec);
-	case SP_REC_SUMMARY:
-		if (h->size < sizeof(*su))
-			return sp_in_fail(in, "SUMMARY record too short");
-		*summary = 1;
-		sp_symbolizer_stats(sym, &st);
-		rec.type = SP_ST_SUMMARY;
-		rec.u.summary = (struct sp_st_summary){ .samples = su->samples,
-			.lost = su->lost, .stacks = su->stacks,
-			.threads = su->threads, .processes = su->processes,
-			.duration_ns = su->duration_ns, .frames = st.frames,
-			.unresolved = st.unresolved };
-		return sp_st_write(out, &rec);
-	default:
-		/* a record of a later version: skip it */
-		return 0;
-	}
+	return sp_st_write(arg, rec);
 }
 
 /* Files replaced since the recording; returns how many left frames unnamed. */
@@ -239,26 +123,17 @@ static void print_stats(const struct sp_symbolize_stats *st)
 		st->jitdump_loads);
 }
 
-static const char *hint(const char *kind)
-{
-	if (!strcmp(kind, "raw"))
-		return "pipe it into sp-unwind first";
-	if (!strcmp(kind, "symbolized"))
-		return "pipe it into sp-fold, it is symbolized already";
-	return "sp-symbolize reads the unwound stream of sp-unwind";
-}
-
 int main(int argc, char **argv)
 {
 	struct sp_unw_header hdr;
 	struct sp_symbolize_stats st;
 	const struct sp_rec_hdr *h;
-	struct sp_st_rec rec;
-	char name[sizeof(hdr.ev.name) + 1];
-	int c, r, summary = 0, status = SP_EXIT_FATAL;
+	struct sp_symstream *ss;
+	int c, r, status = SP_EXIT_OK;
 
 	sp_prog = "sp-symbolize";
-	while ((c = getopt_long(argc, argv, "o:hV", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			opt.output = optarg;
@@ -273,10 +148,8 @@ int main(int argc, char **argv)
 			const char **d = realloc(debug_dirs, (ndebug_dirs + 1) *
 						 sizeof(*d));
 
-			if (!d) {
-				sp_warn("out of memory");
-				return SP_EXIT_FATAL;
-			}
+			if (!d)
+				sp_die("out of memory");
 			debug_dirs = d;
 			debug_dirs[ndebug_dirs++] = optarg;
 			break;
@@ -303,8 +176,7 @@ int main(int argc, char **argv)
 			printf("sp-symbolize %s\n", SP_VERSION);
 			return SP_EXIT_OK;
 		default:
-			fprintf(stderr, "try 'sp-symbolize --help'\n");
-			return SP_EXIT_USAGE;
+			sp_bad_option(argv, c);
 		}
 	}
 	if (argc - optind > 1)
@@ -313,77 +185,42 @@ int main(int argc, char **argv)
 		opt.input = argv[optind];
 
 	signal(SIGPIPE, SIG_IGN);
-	in = sp_in_open(opt.input);
-	if (!in) {
-		sp_warn("cannot open '%s': %s", opt.input, strerror(errno));
-		goto out;
-	}
-	r = sp_in_header(in, SP_UNW_MAGIC, SP_UNW_VERSION, &hdr, sizeof(hdr),
-			 sizeof(hdr));
-	if (r == SP_IN_OTHER) {
-		sp_warn("'%s' is a %s stream: %s", sp_in_name(in),
-			sp_in_kind(in), hint(sp_in_kind(in)));
-		goto out;
-	}
-	if (r < 0) {
-		sp_warn("%s", sp_in_error(in));
-		goto out;
-	}
+	in = sp_open_stream(opt.input, SP_UNW_MAGIC, SP_UNW_VERSION, &hdr,
+			    sizeof(hdr));
 	cache = sp_elf_cache_new();
 	procs = cache ? sp_procs_new(cache) : NULL;
 	sym = procs ? sp_symbolizer_new(procs) : NULL;
 	if (!sym || (opt.kallsyms && sp_symbolizer_set_kallsyms(sym, opt.kallsyms)) ||
 	    (opt.perf_map_dir &&
-	     sp_symbolizer_set_perf_map_dir(sym, opt.perf_map_dir))) {
-		sp_warn("out of memory");
-		goto out;
-	}
+	     sp_symbolizer_set_perf_map_dir(sym, opt.perf_map_dir)))
+		sp_die("out of memory");
 	sp_symbolizer_set_flags(sym, opt.flags);
 	for (c = 0; (size_t)c < ndebug_dirs; c++)
-		if (sp_symbolizer_add_debug_dir(sym, debug_dirs[c])) {
-			sp_warn("out of memory");
-			goto out;
-		}
-	out = sp_out_open(opt.output, 0);
-	if (!out) {
-		sp_warn("cannot open '%s': %s", opt.output, strerror(errno));
-		goto out;
-	}
+		if (sp_symbolizer_add_debug_dir(sym, debug_dirs[c]))
+			sp_die("out of memory");
+	out = sp_open_output(opt.output, NULL);
+	ss = sp_symstream_new(sym, write_rec, out);
+	if (!ss)
+		sp_die("out of memory");
 
-	memcpy(name, hdr.ev.name, sizeof(hdr.ev.name));
-	name[sizeof(hdr.ev.name)] = 0;
-	rec.type = SP_ST_EVENT;
-	rec.u.event = (struct sp_st_event){ .name = name,
-		.freq = !!(hdr.ev.flags & SP_EV_FREQ),
-		.value = hdr.ev.freq_or_period };
 	r = sp_st_write_magic(out);
 	if (!r)
-		r = sp_st_write(out, &rec);
+		r = sp_symstream_header(ss, &hdr);
 	while (!r && (r = sp_in_next(in, &h)) > 0)
-		r = one_record(h, &summary);
-	if (r == 0 && !summary)
-		r = sp_in_fail(in, "truncated stream: no SUMMARY record");
+		r = sp_symstream_feed(ss, h);
 	if (r == 0)
-		r = sp_out_flush(out);
-	if (r == -EPIPE) {
-		status = SP_EXIT_OK;
-		goto out;
-	}
+		r = sp_symstream_finish(ss);
+	if (r == -EINVAL)
+		r = sp_in_fail(in, sp_symstream_error(ss));
 	if (r == SP_IN_ERROR) {
+		/* keep what was symbolized: flush it, then fail */
 		sp_out_flush(out);
-		sp_warn("%s", sp_in_error(in));
-		goto out;
+		sp_die("%s", sp_in_error(in));
 	}
-	if (r == -ENOMEM) {
-		sp_warn("out of memory");
-		goto out;
-	}
-	if (r) {
-		sp_warn("cannot write '%s': %s", !strcmp(opt.output, "-") ?
-			"stdout" : opt.output, strerror(-r));
-		goto out;
-	}
-	status = SP_EXIT_OK;
+	if (!r)
+		r = sp_out_close(out);
+	if (r)
+		sp_write_failed(opt.output, r);
 	sp_symbolizer_stats(sym, &st);
 	if (st.no_kallsyms) {
 		sp_warn("no kernel symbols in '%s' (unreadable, or hidden by kptr_restrict): %" PRIu64 " kernel frames are [kernel]",
@@ -395,12 +232,7 @@ int main(int argc, char **argv)
 		status = SP_EXIT_PARTIAL;
 	if (opt.stats)
 		print_stats(&st);
-out:
-	c = sp_out_close(out);
-	if (c && c != -EPIPE && status != SP_EXIT_FATAL) {
-		sp_warn("cannot write '%s': %s", opt.output, strerror(-c));
-		status = SP_EXIT_FATAL;
-	}
+	sp_symstream_free(ss);
 	sp_symbolizer_free(sym);
 	sp_procs_free(procs);
 	sp_elf_cache_free(cache);

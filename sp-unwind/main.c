@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "base/io.h"
 #include "unwind/unwstream.h"
 
 static struct options {
@@ -16,21 +15,6 @@ static struct options {
 	const char *output;
 	int quiet;
 } opt = { "-", "-", 0 };
-
-/*
- * libunwind blocks every signal around each access to its caches: two
- * system calls per unwound frame, which were 60% of sp-unwind's time.  The
- * blocking guards unwinding from inside a signal handler, which sp-unwind
- * never does (it installs none), so the dynamic linker binds libunwind's
- * calls to this definition, which changes nothing.  Only this tool does it:
- * a program that links the library keeps libc's.
- */
-int sigprocmask(int how, const sigset_t *set, sigset_t *old)
-{
-	if (old)
-		sigemptyset(old);
-	return 0;
-}
 
 static void usage(void)
 {
@@ -48,16 +32,6 @@ static void usage(void)
 	       "2 bad input or a write error, 64 usage error.\n");
 }
 
-static void write_failed(int r)
-{
-	if (r == -EPIPE)
-		exit(SP_EXIT_OK);	/* the reader is gone: stop quietly */
-	if (r == -ENOMEM)
-		sp_die("out of memory");
-	sp_die("cannot write '%s': %s",
-	       strcmp(opt.output, "-") ? opt.output : "stdout", strerror(-r));
-}
-
 static int emit(void *arg, const struct sp_rec_hdr *rec)
 {
 	return sp_out_write(arg, rec, rec->size);
@@ -66,33 +40,6 @@ static int emit(void *arg, const struct sp_rec_hdr *rec)
 static void flush_output(void *arg)
 {
 	sp_out_flush(arg);	/* an error stays and is seen at the next write */
-}
-
-static struct sp_in *open_input(struct sp_raw_header *rh)
-{
-	struct sp_in *in = sp_in_open(opt.input);
-	const char *bad;
-	int r;
-
-	if (!in)
-		sp_die("cannot open '%s': %s", opt.input, strerror(errno));
-	r = sp_in_header(in, SP_RAW_MAGIC, SP_RAW_VERSION, rh, sizeof(*rh),
-			 sizeof(*rh));
-	if (r == SP_IN_OTHER) {
-		const char *kind = sp_in_kind(in);
-
-		sp_die("'%s' is %s %s stream: %s", sp_in_name(in),
-		       kind[0] == 'u' ? "an" : "a", kind,
-		       !strcmp(kind, "unwound") ? "pipe it into sp-symbolize" :
-		       !strcmp(kind, "symbolized") ? "pipe it into sp-fold" :
-		       "read it back with 'sp-spool cat'");
-	}
-	if (r)
-		sp_die("%s", sp_in_error(in));
-	bad = sp_raw_header_check(rh);
-	if (bad)
-		sp_die("%s at byte 16 of '%s'", bad, sp_in_name(in));
-	return in;
 }
 
 static void report(const struct sp_unw_summary *sum)
@@ -128,11 +75,12 @@ int main(int argc, char **argv)
 	struct sp_unwstream *u;
 	struct sp_out *out;
 	struct sp_in *in;
+	const char *bad;
 	int c, r = 0, w;
 
 	sp_prog = "sp-unwind";
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:qhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			opt.output = optarg;
@@ -147,9 +95,7 @@ int main(int argc, char **argv)
 			printf("sp-unwind %s\n", SP_VERSION);
 			return SP_EXIT_OK;
 		default:
-			if (optopt)
-				sp_usage_error("unknown option '-%c'", optopt);
-			sp_usage_error("unknown option '%s'", argv[optind - 1]);
+			sp_bad_option(argv, c);
 		}
 	}
 	if (argc - optind > 1)
@@ -158,13 +104,12 @@ int main(int argc, char **argv)
 		opt.input = argv[optind];
 	signal(SIGPIPE, SIG_IGN);
 
-	in = open_input(&rh);
-	out = sp_out_open(opt.output, 1);
-	if (!out) {
-		if (errno == ENOTTY)
-			sp_die("refusing to write the unwound stream to a terminal: pipe it into sp-symbolize");
-		sp_die("cannot open '%s': %s", opt.output, strerror(errno));
-	}
+	in = sp_open_stream(opt.input, SP_RAW_MAGIC, SP_RAW_VERSION, &rh,
+			    sizeof(rh));
+	bad = sp_raw_header_check(&rh);
+	if (bad)
+		sp_die("%s at byte 16 of '%s'", bad, sp_in_name(in));
+	out = sp_open_output(opt.output, "unwound");
 	sp_in_on_read(in, flush_output, out);
 	u = sp_unwstream_new(&rh, emit, out);
 	if (!u)
@@ -194,7 +139,7 @@ int main(int argc, char **argv)
 	if (!w)
 		w = sp_out_close(out);
 	if (w)
-		write_failed(w);
+		sp_write_failed(opt.output, w);
 	if (!opt.quiet)
 		report(sp_unwstream_summary(u));
 	r = sp_unwstream_summary(u)->lost ? SP_EXIT_PARTIAL : SP_EXIT_OK;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "io.h"
 
 #define IN_CHUNK (256 * 1024)
@@ -137,20 +138,10 @@ static int fill(struct sp_in *in, size_t n)
 			in->len -= in->pos;
 			in->pos = 0;
 		}
-		if (n > in->cap) {
-			size_t cap = in->cap;
-			uint8_t *b;
-
-			while (cap < n)
-				cap *= 2;
-			b = realloc(in->buf, cap);
-			if (!b) {
-				snprintf(in->err, sizeof(in->err),
-					 "out of memory reading '%s'", in->name);
-				return SP_IN_ERROR;
-			}
-			in->buf = b;
-			in->cap = cap;
+		if (SP_GROW(in->buf, in->cap, n)) {
+			snprintf(in->err, sizeof(in->err),
+				 "out of memory reading '%s'", in->name);
+			return SP_IN_ERROR;
 		}
 		if (in->on_read)
 			in->on_read(in->on_read_arg);
@@ -323,18 +314,8 @@ static int deliver(struct sp_out *out)
 
 static int out_collect(struct sp_out *out, const void *data, size_t len)
 {
-	if (out->len + len > out->cap) {
-		size_t cap = out->cap ? out->cap : 65536;
-		uint8_t *b;
-
-		while (cap < out->len + len)
-			cap *= 2;
-		b = realloc(out->buf, cap);
-		if (!b)
-			return out->err = -ENOMEM;
-		out->buf = b;
-		out->cap = cap;
-	}
+	if (SP_GROW(out->buf, out->cap, out->len + len))
+		return out->err = -ENOMEM;
 	memcpy(out->buf + out->len, data, len);
 	out->len += len;
 	return deliver(out);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cli.c: messages, exits and number parsing for the tools' mains. */
+/* cli.c: messages, exits, options, numbers and streams for the tools' mains. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,6 +48,18 @@ void sp_usage_error(const char *fmt, ...)
 	exit(SP_EXIT_USAGE);
 }
 
+void sp_bad_option(char **argv, int c)
+{
+	extern int optind, optopt;
+	const char *arg = argv[optind - 1];
+
+	if (c == ':')
+		sp_usage_error("option '%s' needs a value", arg);
+	if (optopt)
+		sp_usage_error("unknown option '-%c'", optopt);
+	sp_usage_error("unknown option '%s'", arg);
+}
+
 const char *sp_parse_u64(const char *s, uint64_t min, uint64_t max,
 			 uint64_t *out)
 {
@@ -82,4 +94,95 @@ const char *sp_parse_seconds(const char *s, uint64_t *ns)
 		return "must be a positive number of seconds";
 	*ns = (uint64_t)(v * 1e9);
 	return NULL;
+}
+
+/* Streams ----------------------------------------------------------------- */
+
+/* The pipeline, in order; a spool holds an unwound stream. */
+static const struct {
+	const char *kind;
+	const char *noun;	/* with its article */
+	const char *writer;	/* the stage that writes it */
+	const char *reader;	/* the stage that reads it */
+} stages[] = {
+	{ "raw", "a raw stream", "sp-record", "sp-unwind" },
+	{ "unwound", "an unwound stream", "sp-unwind", "sp-symbolize" },
+	{ "symbolized", "a symbolized stream", "sp-symbolize", "sp-fold" },
+};
+
+static int stage_of(const char *kind)
+{
+	int i;
+
+	for (i = 0; i < (int)(sizeof(stages) / sizeof(stages[0])); i++)
+		if (!strcmp(kind, stages[i].kind))
+			return i;
+	return -1;
+}
+
+void sp_wrong_stream(const char *name, const char *kind, const char *want)
+{
+	int have = stage_of(kind), need = stage_of(want);
+
+	if (!strcmp(kind, "spool")) {
+		if (need == 2)
+			sp_die("'%s' is a spool file: read it back with 'sp-spool cat' and pipe it into sp-symbolize",
+			       name);
+		sp_die("'%s' is a spool file: read it back with 'sp-spool cat'",
+		       name);
+	}
+	if (have < 0 || need < 0)
+		sp_die("'%s' is %s stream, not %s", name, kind, want);
+	if (have > need)
+		sp_die("'%s' is %s: pipe it into %s", name, stages[have].noun,
+		       stages[have].reader);
+	if (need - have == 1)
+		sp_die("'%s' is %s: pipe it into %s first", name,
+		       stages[have].noun, stages[have].reader);
+	sp_die("'%s' is %s: pipe it into %s and %s first", name,
+	       stages[have].noun, stages[have].reader, stages[have + 1].reader);
+}
+
+struct sp_in *sp_open_stream(const char *path, const char *magic,
+			     uint32_t version, void *hdr, size_t size)
+{
+	struct sp_in *in = sp_in_open(path);
+	int r;
+
+	if (!in)
+		sp_die("cannot open '%s': %s", path, strerror(errno));
+	r = sp_in_header(in, magic, version, hdr, size, size);
+	if (r == SP_IN_OTHER)
+		sp_wrong_stream(sp_in_name(in), sp_in_kind(in),
+				sp_stream_kind(magic));
+	if (r)
+		sp_die("%s", sp_in_error(in));
+	return in;
+}
+
+const char *sp_output_name(const char *path)
+{
+	return strcmp(path, "-") ? path : "stdout";
+}
+
+struct sp_out *sp_open_output(const char *path, const char *kind)
+{
+	struct sp_out *out = sp_out_open(path, kind != NULL);
+	int i;
+
+	if (out)
+		return out;
+	if (errno == ENOTTY && (i = stage_of(kind)) >= 0)
+		sp_die("refusing to write the %s stream to a terminal: redirect it or pipe it into %s",
+		       kind, stages[i].reader);
+	sp_die("cannot open '%s': %s", sp_output_name(path), strerror(errno));
+}
+
+void sp_write_failed(const char *path, int err)
+{
+	if (err == -EPIPE)
+		exit(SP_EXIT_OK);	/* the reader is gone: stop quietly */
+	if (err == -ENOMEM)
+		sp_die("out of memory");
+	sp_die("cannot write '%s': %s", sp_output_name(path), strerror(-err));
 }

@@ -6,6 +6,7 @@
 #include <elfutils/libdw.h>
 #include <dwarf.h>
 
+#include "base/grow.h"
 #include "dwarfinfo.h"
 #include "base/hashtab.h"
 
@@ -70,15 +71,8 @@ static int range_push(struct cu_range **v, size_t *n, size_t *cap,
 {
 	if (lo >= hi)
 		return 0;
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		struct cu_range *r = realloc(*v, c * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		*v = r;
-		*cap = c;
-	}
+	if (sp_grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return -ENOMEM;
 	(*v)[(*n)++] = (struct cu_range){ lo, hi, off };
 	return 0;
 }
@@ -201,16 +195,9 @@ static const struct cu_fns *cu_functions(struct sp_dwarf *d, Dwarf_Die *cu)
 		return NULL;
 	if (!is_new)
 		return &d->cus[slot->val];
-	if (d->ncus == d->capcus) {
-		size_t cap = d->capcus ? d->capcus * 2 : 64;
-		struct cu_fns *p = realloc(d->cus, cap * sizeof(*p));
-
-		if (!p) {
-			sp_u64map_del(&d->cuindex, dwarf_dieoffset(cu));
-			return NULL;
-		}
-		d->cus = p;
-		d->capcus = cap;
+	if (SP_GROW(d->cus, d->capcus, d->ncus + 1)) {
+		sp_u64map_del(&d->cuindex, dwarf_dieoffset(cu));
+		return NULL;
 	}
 	slot->val = d->ncus;
 	c = &d->cus[d->ncus++];

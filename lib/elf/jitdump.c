@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "jitdump.h"
 
 #define HEADER_MIN 40		/* magic .. flags */
@@ -77,15 +78,8 @@ size_t sp_jitdump_parsed(const struct sp_jitdump *j)
 
 static struct sp_jit_code *code_add(struct sp_jitdump *j)
 {
-	if (j->n == j->cap) {
-		size_t cap = j->cap ? j->cap * 2 : 64;
-		struct sp_jit_code *c = realloc(j->codes, cap * sizeof(*c));
-
-		if (!c)
-			return NULL;
-		j->codes = c;
-		j->cap = cap;
-	}
+	if (SP_GROW(j->codes, j->cap, j->n + 1))
+		return NULL;
 	memset(&j->codes[j->n], 0, sizeof(j->codes[0]));
 	j->codes[j->n].seq = (uint32_t)j->n;
 	return &j->codes[j->n++];
@@ -126,15 +120,8 @@ static int parse_debug(struct sp_jitdump *j, const uint8_t *p,
 
 		if (end - p < 16)
 			return -EINVAL;
-		if (j->nlines == j->caplines) {
-			size_t cap = j->caplines ? j->caplines * 2 : 256;
-
-			l = realloc(j->lines, cap * sizeof(*l));
-			if (!l)
-				return -ENOMEM;
-			j->lines = l;
-			j->caplines = cap;
-		}
+		if (SP_GROW(j->lines, j->caplines, j->nlines + 1))
+			return -ENOMEM;
 		l = &j->lines[j->nlines];
 		l->addr = rd64(p);
 		l->line = rd32(p + 8);
@@ -212,20 +199,14 @@ static int parse_records(struct sp_jitdump *j, size_t off,
 			c->name = name;
 			if (pd.has_dbg && pd.dbg_addr == c->addr) {
 				if (j->n > caprefs) {
-					size_t cap = caprefs ? caprefs * 2 : 64;
-					struct dbgref *nr;
+					size_t old = caprefs;
 
-					while (cap < j->n)
-						cap *= 2;
-					nr = realloc(refs, cap * sizeof(*nr));
-					if (!nr) {
+					if (SP_GROW(refs, caprefs, j->n)) {
 						r = -ENOMEM;
 						break;
 					}
-					memset(nr + caprefs, 0,
-					       (cap - caprefs) * sizeof(*nr));
-					refs = nr;
-					caprefs = cap;
+					memset(refs + old, 0,
+					       (caprefs - old) * sizeof(*refs));
 				}
 				refs[j->n - 1] = (struct dbgref){ pd.dbg_first,
 					pd.dbg_n };

@@ -5,12 +5,13 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/grow.h"
+#include "base/hashtab.h"
 #include "procs.h"
 #include "jitdump.h"
 
 struct sp_proc {
 	uint32_t pid;
-	int used;
 	char comm[16];
 	struct sp_map *maps;	/* executable mappings, sorted, disjoint */
 	size_t nmaps, capmaps;
@@ -24,8 +25,7 @@ struct sp_proc {
 
 struct sp_procs {
 	struct sp_elf_cache *cache;
-	struct sp_proc **slots;	/* open addressing on pid */
-	size_t nslots, count;
+	struct sp_u64map index;	/* pid -> struct sp_proc pointer */
 	struct sp_elf *vdso;	/* last [vdso] image seen: one per kernel */
 };
 
@@ -36,12 +36,6 @@ struct sp_procs *sp_procs_new(struct sp_elf_cache *cache)
 	if (!p)
 		return NULL;
 	p->cache = cache;
-	p->nslots = 64;
-	p->slots = calloc(p->nslots, sizeof(*p->slots));
-	if (!p->slots) {
-		free(p);
-		return NULL;
-	}
 	return p;
 }
 
@@ -79,62 +73,38 @@ void sp_procs_free(struct sp_procs *p)
 
 	if (!p)
 		return;
-	for (i = 0; i < p->nslots; i++)
-		if (p->slots[i])
-			proc_free(p->slots[i]);
-	free(p->slots);
+	for (i = 0; i < p->index.nslots; i++)
+		if (p->index.slots[i].used)
+			proc_free((struct sp_proc *)(uintptr_t)p->index.slots[i].val);
+	sp_u64map_release(&p->index);
 	free(p);
-}
-
-static size_t slot_of(const struct sp_procs *p, uint32_t pid)
-{
-	size_t i = (pid * 2654435761u) & (p->nslots - 1);
-
-	while (p->slots[i] && p->slots[i]->pid != pid)
-		i = (i + 1) & (p->nslots - 1);
-	return i;
 }
 
 struct sp_proc *sp_procs_find(const struct sp_procs *p, uint32_t pid)
 {
-	return p->slots[slot_of(p, pid)];
-}
+	const struct sp_u64slot *slot = sp_u64map_find(&p->index, pid);
 
-static int grow(struct sp_procs *p)
-{
-	struct sp_proc **old = p->slots;
-	size_t n = p->nslots, i;
-
-	p->slots = calloc(n * 2, sizeof(*p->slots));
-	if (!p->slots) {
-		p->slots = old;
-		return -ENOMEM;
-	}
-	p->nslots = n * 2;
-	for (i = 0; i < n; i++)
-		if (old[i])
-			p->slots[slot_of(p, old[i]->pid)] = old[i];
-	free(old);
-	return 0;
+	return slot ? (struct sp_proc *)(uintptr_t)slot->val : NULL;
 }
 
 struct sp_proc *sp_procs_get(struct sp_procs *p, uint32_t pid)
 {
+	struct sp_u64slot *slot;
 	struct sp_proc *proc;
-	size_t i;
+	int is_new;
 
-	proc = sp_procs_find(p, pid);
-	if (proc)
-		return proc;
-	if ((p->count + 1) * 2 > p->nslots && grow(p))
+	slot = sp_u64map_get(&p->index, pid, &is_new);
+	if (!slot)
 		return NULL;
+	if (!is_new)
+		return (struct sp_proc *)(uintptr_t)slot->val;
 	proc = calloc(1, sizeof(*proc));
-	if (!proc)
+	if (!proc) {
+		sp_u64map_del(&p->index, pid);
 		return NULL;
+	}
 	proc->pid = pid;
-	i = slot_of(p, pid);
-	p->slots[i] = proc;
-	p->count++;
+	slot->val = (uint64_t)(uintptr_t)proc;
 	return proc;
 }
 
@@ -217,15 +187,8 @@ static int insert(struct sp_map **arr, size_t *n, size_t *cap,
 	int cut = 0;
 
 	/* room for m and for a split into two pieces */
-	if (*n + 2 > *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		struct sp_map *a = realloc(*arr, c * sizeof(*a));
-
-		if (!a)
-			return -ENOMEM;
-		*arr = a;
-		*cap = c;
-	}
+	if (sp_grow((void **)arr, cap, *n + 2, sizeof(**arr)))
+		return -ENOMEM;
 	for (i = 0; i < *n; i++) {
 		struct sp_map *o = &(*arr)[i];
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "fold.h"
 #include "base/hashtab.h"
 
@@ -519,16 +520,9 @@ int sp_fold_write_top(struct sp_fold *f, struct sp_out *out, unsigned n)
 				goto out;
 			}
 			if ((size_t)id == nfn) {
-				if (nfn == cap) {
-					struct func *nf;
-
-					cap = cap ? cap * 2 : 64;
-					nf = realloc(fn, cap * sizeof(*fn));
-					if (!nf) {
-						r = -ENOMEM;
-						goto out;
-					}
-					fn = nf;
+				if (SP_GROW(fn, cap, nfn + 1)) {
+					r = -ENOMEM;
+					goto out;
 				}
 				memset(&fn[nfn++], 0, sizeof(*fn));
 			}

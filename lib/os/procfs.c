@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "procfs.h"
 
 /* A /proc file that vanished with its process means the process is gone. */
@@ -145,17 +146,10 @@ int sp_procfs_tids(pid_t pid, pid_t **tids, size_t *n)
 		t = strtol(d->d_name, &end, 10);
 		if (*end || t <= 0)
 			continue;
-		if (len == cap) {
-			size_t ncap = cap ? 2 * cap : 16;
-			pid_t *nv = realloc(v, ncap * sizeof(*v));
-
-			if (!nv) {
-				free(v);
-				closedir(dir);
-				return -ENOMEM;
-			}
-			v = nv;
-			cap = ncap;
+		if (SP_GROW(v, cap, len + 1)) {
+			free(v);
+			closedir(dir);
+			return -ENOMEM;
 		}
 		v[len++] = (pid_t)t;
 	}

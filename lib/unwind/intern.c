@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "intern.h"
 
 struct entry {
@@ -130,18 +131,8 @@ uint32_t sp_intern_stack(struct sp_intern *t, const struct sp_stack_key *k,
 		if (t->slots[i].hash == h &&
 		    key_equal(t->arena + t->slots[i].off, k))
 			return t->slots[i].id;
-	if (t->len + words > t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 65536;
-		uint64_t *a;
-
-		while (cap < t->len + words)
-			cap *= 2;
-		a = realloc(t->arena, cap * sizeof(*a));
-		if (!a)
-			return 0;
-		t->arena = a;
-		t->cap = cap;
-	}
+	if (SP_GROW(t->arena, t->cap, t->len + words))
+		return 0;
 	w = t->arena + t->len;
 	w[0] = head_word(k);
 	if (k->nr_kernel)

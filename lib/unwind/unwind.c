@@ -7,6 +7,7 @@
 #include <time.h>
 #include <libunwind-x86_64.h>
 
+#include "base/clock.h"
 #include "elf/jitdump.h"
 #include "unwind.h"
 
@@ -98,14 +99,6 @@ static int encoded_size(uint8_t enc)
 	}
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * (Re)read the process's jitdump when it is another file than the one read,
  * or, at most every JD_RECHECK_NS, when it has grown: a JIT appends to it
@@ -123,7 +116,7 @@ static int jd_refresh(struct ctx *c, const char *path, int force)
 	if (s->jd_path && !strcmp(s->jd_path, path)) {
 		if (!force)
 			return 0;
-		now = mono_ns();
+		now = sp_clock_ns(CLOCK_MONOTONIC_COARSE);
 		if (now - s->jd_checked < JD_RECHECK_NS)
 			return 0;
 		s->jd_checked = now;
@@ -134,7 +127,7 @@ static int jd_refresh(struct ctx *c, const char *path, int force)
 		free(s->jd_path);
 		s->jd_path = p;
 		s->jd_size = -1;
-		s->jd_checked = mono_ns();
+		s->jd_checked = sp_clock_ns(CLOCK_MONOTONIC_COARSE);
 	}
 	if (stat(path, &sb) || !S_ISREG(sb.st_mode) || sb.st_size == s->jd_size)
 		return 0;

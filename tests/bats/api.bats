@@ -87,6 +87,25 @@ teardown() {
 	refute_output --partial 'sp_die'
 	refute_output --regexp ' T [^s]'	# only sp_ names are exported
 
+	# only the public API is exported: what the installed headers declare
+	local inc=$root$prefix/include/stackpulse
+	grep -rhE '^[a-z].*\bsp_[a-z0-9_]+\(' "$inc" | grep -v '^static' |
+		sed -E 's/.*\b(sp_[a-z0-9_]+)\(.*/\1/' | sort -u >"$BATS_TEST_TMPDIR/declared"
+	nm -D --defined-only "$root$prefix/lib/libstackpulse.so" |
+		awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' | sort -u \
+		>"$BATS_TEST_TMPDIR/exported"
+	run diff -u "$BATS_TEST_TMPDIR/declared" "$BATS_TEST_TMPDIR/exported"
+	assert_success
+	grep -qx sp_perf_recorder_attach "$BATS_TEST_TMPDIR/exported"
+	! grep -qE '^sp_(recorder_new|symbolize_stack|unwstream_new|ksyms_lookup)$' \
+		"$BATS_TEST_TMPDIR/exported"
+	# every installed header stands on its own
+	for h in $(cd "$inc" && find . -name '*.h'); do
+		printf '#include "%s"\n' "$h" >"$BATS_TEST_TMPDIR/h.c"
+		run cc -std=c11 -D_GNU_SOURCE -Wall -Werror -I"$inc" -c -o /dev/null "$BATS_TEST_TMPDIR/h.c"
+		assert_success
+	done
+
 	# a program outside the tree, built the way the README says
 	sed -i "s|^prefix=.*|prefix=$root$prefix|; s|^libdir=.*|libdir=$root$prefix/lib|; s|^includedir=.*|includedir=$root$prefix/include|" \
 		"$root$prefix/lib/pkgconfig/stackpulse.pc"

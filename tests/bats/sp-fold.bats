@@ -67,7 +67,7 @@ EOF_SYM
 --help|0|stdout|--top N
 -V|0|stdout|^sp-fold [0-9]+\.[0-9]+
 --bogus|64|stderr|try 'sp-fold --help'
---top|64|stderr|requires an argument
+--top|64|stderr|^sp-fold: option .--top. needs a value
 --top 0|64|stderr|^sp-fold: invalid --top '0': must be 1\.\.1000000
 --top x|64|stderr|^sp-fold: invalid --top 'x'
 a b|64|stderr|^sp-fold: too many arguments

@@ -70,6 +70,9 @@ verify|64|stderr|^sp-spool: verify takes one FILE or more
 write -l 10 x|64|stderr|^sp-spool: invalid level '10': must be 0..9
 write -b 12 x|64|stderr|^sp-spool: invalid block size '12'
 cat --json x|64|stderr|^sp-spool: --json goes with info
+cat -l 6 x|64|stderr|^sp-spool: -l goes with write
+info --plain x|64|stderr|^sp-spool: --plain goes with write
+verify -q x|64|stderr|^sp-spool: -q goes with write
 info -Z x|64|stderr|^sp-spool: unknown option '-Z'
 info /nonexistent.spool|2|stderr|^sp-spool: cannot open '/nonexistent.spool': No such file
 EOF
@@ -183,7 +186,7 @@ assert d["compression_ratio"] > 1
 @test "sp-spool: write refuses the raw stream and names the stage it lacks" {
 	run --separate-stderr sh -c "exec '$SP_SPOOL' write '$T/r.spool' <'$D/s.raw'"
 	assert_equal "$status" 2
-	assert_equal "$stderr" "sp-spool: 'stdin' is a raw stream: run it through sp-unwind first"
+	assert_equal "$stderr" "sp-spool: 'stdin' is a raw stream: pipe it into sp-unwind first"
 }
 
 @test "sp-spool: damaged spools: one line, the byte and block, exit 2 (1 when cut)" {

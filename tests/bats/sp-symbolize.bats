@@ -61,7 +61,7 @@ symbolize() {
 --help|0|stdout|--perf-map-dir DIR
 -V|0|stdout|^sp-symbolize [0-9]+\.[0-9]+
 --bogus|64|stderr|try 'sp-symbolize --help'
--o|64|stderr|requires an argument
+-o|64|stderr|^sp-symbolize: option .-o. needs a value
 a b|64|stderr|^sp-symbolize: too many arguments
 /nonexistent/in.unw|2|stderr|^sp-symbolize: cannot open '/nonexistent/in.unw': No such file
 EOF_CASES

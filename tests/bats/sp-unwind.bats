@@ -106,3 +106,48 @@ EOF
 	chain=$(printf 'descend;%.0s' {1..41})
 	assert_share "$T/deep.folded" "(^|;)main;run;${chain}deep_leaf(;|\$)" 90
 }
+
+# sp-unwind/nosigmask.c makes libunwind's signal blocking a no-op.  That is
+# right only while sp-unwind catches no signal, and only in sp-unwind: check
+# that sp-unwind exports its sigprocmask (so libunwind binds to it), that
+# nothing else built here defines one, and that sp-unwind, paused after it
+# has unwound a recording, has no signal handler installed.
+@test "sp-unwind: its no-op sigprocmask stays its own, and it catches no signal" {
+	local f pid w i nr fd cgt st
+	readelf -W --dyn-syms "$SP_UNWIND" |
+		awk '$8 ~ /^sigprocmask(@|$)/ && $7 != "UND" { f = 1 } END { exit !f }' ||
+		fail "sp-unwind exports no sigprocmask: libunwind blocks signals twice a frame"
+	for f in "$SP_RECORD" "$SP_SYMBOLIZE" "$SP_FOLD" "$SP_BIN/sp-spool/sp-spool" \
+		"$SP_BIN/lib/libstackpulse.a" "$SP_BIN/lib/libstackpulse.so"; do
+		[[ -e $f ]] || fail "$f is not built"
+		! nm -g --defined-only "$f" 2>/dev/null | grep -qw sigprocmask ||
+			fail "$f defines sigprocmask: only sp-unwind may (sp-unwind/nosigmask.c)"
+	done
+
+	need_perf_events
+	build_workloads
+	start_target wl-single 8
+	run sp_record -p "$TARGET_PID" -d 1 -F 999 -o "$T/single.raw"
+	assert_success
+	mkfifo "$T/in"
+	# the sanitizers' own handlers for faults are not sp-unwind's
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0 \
+		"$SP_UNWIND" -q -o "$T/out.unw" <"$T/in" 3>&- &
+	pid=$!
+	exec {w}>"$T/in"
+	cat "$T/single.raw" >&"$w"
+	# all is written: once sp-unwind blocks in read(0), it has read it all
+	for ((i = 0; i < 3000; i++)); do
+		read -r nr fd _ <"/proc/$pid/syscall" 2>/dev/null &&
+			[[ $nr == 0 && $fd == 0x0 ]] && break
+		sleep 0.01
+	done
+	cgt=$(awk '$1 == "SigCgt:" { print $2 }' "/proc/$pid/status")
+	exec {w}>&-
+	wait "$pid" && st=0 || st=$?
+	((st == 0)) || fail "sp-unwind exited $st"
+	((i < 3000)) || fail "sp-unwind did not wait for more input within 30 s"
+	[[ -s $T/out.unw ]] || fail "sp-unwind wrote nothing"
+	[[ $cgt =~ ^0+$ ]] ||
+		fail "sp-unwind catches signals (SigCgt $cgt): libunwind's signal blocking, a no-op in sp-unwind/nosigmask.c, would be needed"
+}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spool.c: write and read spool files, the unwound stream in zlib blocks. */
+/* spool-read.c: a spool file back into the unwound stream, checking every block. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -10,523 +10,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "spool.h"
-
-#define HDR_CRC_LEN offsetof(struct sp_spool_block, hdr_crc)
-#define FOOTER_CRC_LEN (sizeof(struct sp_spool_footer) - 12)
-#define TAG_RECORD 0
-#define TAG_SAMPLE 1
-
-/* u64 keys to pointers, open addressing; what both sides index by. */
-struct table {
-	struct slot {
-		uint64_t key;
-		void *val;
-	} *slots;
-	size_t cap, n;		/* cap is 0 or a power of 2 */
-};
-
-static size_t slot_of(const struct table *t, uint64_t key)
-{
-	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (t->cap - 1);
-}
-
-static void *table_get(const struct table *t, uint64_t key)
-{
-	size_t i;
-
-	if (!t->cap)
-		return NULL;
-	for (i = slot_of(t, key); t->slots[i].val; i = (i + 1) & (t->cap - 1))
-		if (t->slots[i].key == key)
-			return t->slots[i].val;
-	return NULL;
-}
-
-/* Set key to val (not NULL), replacing; 0 or -ENOMEM. */
-static int table_put(struct table *t, uint64_t key, void *val)
-{
-	size_t i;
-
-	if ((t->n + 1) * 2 > t->cap) {
-		struct table bigger = { NULL, t->cap ? t->cap * 2 : 64, 0 };
-
-		bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
-		if (!bigger.slots)
-			return -ENOMEM;
-		for (i = 0; i < t->cap; i++)
-			if (t->slots[i].val)
-				table_put(&bigger, t->slots[i].key, t->slots[i].val);
-		free(t->slots);
-		*t = bigger;
-	}
-	for (i = slot_of(t, key); t->slots[i].val; i = (i + 1) & (t->cap - 1))
-		if (t->slots[i].key == key) {
-			t->slots[i].val = val;
-			return 0;
-		}
-	t->slots[i].key = key;
-	t->slots[i].val = val;
-	t->n++;
-	return 0;
-}
-
-static void table_release(struct table *t)
-{
-	free(t->slots);
-	t->slots = NULL;
-	t->cap = t->n = 0;
-}
-
-static uint64_t key2(uint32_t hi, uint32_t lo)
-{
-	return (uint64_t)hi << 32 | lo;
-}
-
-static uint32_t crc(const void *p, size_t n)
-{
-	return (uint32_t)crc32(crc32(0, Z_NULL, 0), p, (uInt)n);
-}
-
-/* Framing of one record: NULL when its size is sound. */
-static const char *rec_framing(const struct sp_rec_hdr *rec, size_t room)
-{
-	if (room < sizeof(*rec))
-		return "record header runs past the block";
-	if (rec->size < sizeof(*rec) || rec->size % 8 || rec->size > SP_REC_MAX)
-		return "bad record size";
-	if (rec->size > room)
-		return "record runs past the block";
-	return NULL;
-}
-
-/*
- * What a reader of the unwound stream checks before it looks inside a
- * record, given the stacks defined so far: NULL when it is sound.
- */
-static const char *rec_check(const struct table *stacks, int after_summary,
-			     const struct sp_rec_hdr *rec)
-{
-	const struct sp_unw_sample *s = (const void *)rec;
-	struct sp_unw_stack_view v;
-
-	if (after_summary)
-		return "record after the summary";
-	switch (rec->type) {
-	case SP_REC_SAMPLE:
-		if (rec->size < sizeof(*s))
-			return "SAMPLE record too short";
-		if (!table_get(stacks, key2(s->pid, s->stack_id)))
-			return "SAMPLE refers to a stack no STACK record defined";
-		return NULL;
-	case SP_REC_STACK:
-		return sp_unw_stack_parse(rec, &v);
-	case SP_REC_SUMMARY:
-		return rec->size < sizeof(struct sp_unw_summary) ?
-			"SUMMARY record too short" : NULL;
-	case SP_REC_MMAP: case SP_REC_COMM: case SP_REC_FORK:
-	case SP_REC_EXIT: case SP_REC_LOST: case SP_REC_THROTTLE:
-	case SP_REC_IMAGE:
-		return sp_rec_check_common(rec);
-	default:
-		return NULL;	/* a later version's: kept as it is */
-	}
-}
-
-static size_t put_varint(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		p[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (uint8_t)v;
-	return n;
-}
-
-static int get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
-{
-	const uint8_t *p = *pp;
-	unsigned shift = 0;
-
-	*v = 0;
-	for (;;) {
-		if (p == end || shift > 63)
-			return -1;
-		if (shift == 63 && *p > 1)
-			return -1;
-		*v |= (uint64_t)(*p & 0x7f) << shift;
-		shift += 7;
-		if (!(*p++ & 0x80))
-			break;
-	}
-	*pp = p;
-	return 0;
-}
-
-/* Signed differences, mod 2^64, as small unsigned numbers. */
-static uint64_t zigzag(uint64_t now, uint64_t prev)
-{
-	int64_t d = (int64_t)(now - prev);
-
-	return ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
-}
-
-static uint64_t unzigzag(uint64_t prev, uint64_t z)
-{
-	return prev + ((z >> 1) ^ (uint64_t)-(int64_t)(z & 1));
-}
-
-/* Writer ------------------------------------------------------------------ */
-
-struct sp_spool_writer {
-	int fd;
-	int regular;
-	int err;		/* first failed write, sticky */
-	struct sp_spool_opts o;
-	uint8_t *ubuf, *tbuf, *zbuf;	/* records, encoded, block */
-	size_t ulen, ucap, tcap, zcap;
-	uint32_t unrec;
-	uint64_t ufirst, ulast;	/* sample times of the pending block */
-	int utimed;
-	uint64_t first_time, last_time;
-	int timed;
-	struct table stacks;
-	int have_summary;
-	struct sp_unw_summary summary;
-	struct sp_spool_index_entry *idx;
-	uint32_t nidx, stride;
-	struct sp_spool_stats st;
-	char why[128];
-};
-
-void sp_spool_opts_init(struct sp_spool_opts *opts)
-{
-	opts->level = SP_SPOOL_LEVEL;
-	opts->block_size = SP_SPOOL_BLOCK_SIZE;
-	opts->enc = SP_SPOOL_ENC_DELTA;
-}
-
-static int write_all(struct sp_spool_writer *w, const void *data, size_t n)
-{
-	const uint8_t *p = data;
-
-	if (w->err)
-		return w->err;
-	while (n) {
-		ssize_t k = write(w->fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			w->err = k < 0 ? -errno : -EIO;
-			return w->err;
-		}
-		p += k;
-		n -= (size_t)k;
-		w->st.file_bytes += (uint64_t)k;
-	}
-	return 0;
-}
-
-static int grow(uint8_t **buf, size_t *cap, size_t need)
-{
-	uint8_t *b;
-	size_t c = *cap ? *cap : 65536;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	b = realloc(*buf, c);
-	if (!b)
-		return -ENOMEM;
-	*buf = b;
-	*cap = c;
-	return 0;
-}
-
-struct sp_spool_writer *sp_spool_writer_open(const char *path,
-					     const struct sp_unw_header *uh,
-					     const struct sp_spool_opts *opts)
-{
-	struct sp_spool_header h = { { SP_SPOOL_MAGIC, SP_SPOOL_VERSION, sizeof(h) } };
-	struct sp_spool_writer *w;
-	struct stat sb;
-	int e;
-
-	w = calloc(1, sizeof(*w));
-	if (!w) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	w->fd = -1;
-	if (opts)
-		w->o = *opts;
-	else
-		sp_spool_opts_init(&w->o);
-	if (w->o.level < 0 || w->o.level > 9 || w->o.enc > SP_SPOOL_ENC_DELTA ||
-	    w->o.block_size < SP_SPOOL_BLOCK_MIN ||
-	    w->o.block_size > SP_SPOOL_BLOCK_LIMIT) {
-		e = EINVAL;
-		goto err;
-	}
-	w->stride = 1;
-	w->idx = malloc(SP_SPOOL_INDEX_MAX * sizeof(*w->idx));
-	if (!w->idx) {
-		e = ENOMEM;
-		goto err;
-	}
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0) {
-		e = errno;
-		goto err;
-	}
-	w->regular = !fstat(w->fd, &sb) && S_ISREG(sb.st_mode);
-	h.block_size = w->o.block_size;
-	h.unw = *uh;
-	memcpy(h.unw.h.magic, SP_UNW_MAGIC, SP_MAGIC_LEN);
-	h.unw.h.header_size = sizeof(h.unw);
-	h.crc = crc(&h, sizeof(h));
-	w->st.stream_bytes = sizeof(h.unw);
-	if (write_all(w, &h, sizeof(h))) {
-		e = -w->err;
-		goto err;
-	}
-	return w;
-err:
-	if (w->fd >= 0)
-		close(w->fd);
-	free(w->idx);
-	free(w);
-	errno = e;
-	return NULL;
-}
-
-static size_t encode(struct sp_spool_writer *w)
-{
-	const uint8_t *p = w->ubuf, *end = w->ubuf + w->ulen;
-	struct sp_unw_sample prev = { { 0, 0 } };
-	uint8_t *t = w->tbuf;
-
-	while (p < end) {
-		const struct sp_rec_hdr *h = (const void *)p;
-
-		if (h->type == SP_REC_SAMPLE && h->size == sizeof(prev)) {
-			struct sp_unw_sample s;
-
-			memcpy(&s, p, sizeof(s));
-			*t++ = TAG_SAMPLE;
-			t += put_varint(t, zigzag(s.time, prev.time));
-			t += put_varint(t, zigzag(s.pid, prev.pid));
-			t += put_varint(t, zigzag(s.tid, prev.tid));
-			t += put_varint(t, s.cpu);
-			t += put_varint(t, s.stack_id);
-			t += put_varint(t, zigzag(s.weight, prev.weight));
-			prev = s;
-		} else {
-			*t++ = TAG_RECORD;
-			memcpy(t, p, h->size);
-			t += h->size;
-		}
-		p += h->size;
-	}
-	return (size_t)(t - w->tbuf);
-}
-
-static void index_block(struct sp_spool_writer *w, const struct sp_spool_block *b,
-			uint64_t offset)
-{
-	struct sp_spool_index_entry *e;
-	uint32_t i;
-
-	if (b->seq % w->stride)
-		return;
-	if (w->nidx == SP_SPOOL_INDEX_MAX) {
-		/* keep every other entry: a sparser index, never a larger one */
-		for (i = 0; i < w->nidx / 2; i++)
-			w->idx[i] = w->idx[2 * i];
-		w->nidx /= 2;
-		w->stride *= 2;
-		if (b->seq % w->stride)
-			return;
-	}
-	e = &w->idx[w->nidx++];
-	e->offset = offset;
-	e->first_time = b->first_time;
-	e->last_time = b->last_time;
-	e->seq = b->seq;
-	e->nrec = b->nrec;
-}
-
-int sp_spool_writer_flush(struct sp_spool_writer *w)
-{
-	struct sp_spool_block b = { SP_SPOOL_BLOCK_MAGIC };
-	const uint8_t *src = w->ubuf;
-	size_t tlen = w->ulen;
-	uLongf zlen;
-
-	if (w->err || !w->unrec)
-		return w->err;
-	if (w->o.enc == SP_SPOOL_ENC_DELTA) {
-		if (grow(&w->tbuf, &w->tcap, 2 * w->ulen))
-			return w->err = -ENOMEM;
-		tlen = encode(w);
-		src = w->tbuf;
-	}
-	zlen = compressBound((uLong)tlen);
-	if (grow(&w->zbuf, &w->zcap, sizeof(b) + zlen))
-		return w->err = -ENOMEM;
-	if (compress2(w->zbuf + sizeof(b), &zlen, src, (uLong)tlen,
-		      w->o.level) != Z_OK)
-		return w->err = -ENOMEM;
-	b.seq = (uint32_t)w->st.blocks;
-	b.enc = w->o.enc;
-	b.nrec = w->unrec;
-	b.usize = (uint32_t)w->ulen;
-	b.tsize = (uint32_t)tlen;
-	b.zsize = (uint32_t)zlen;
-	if (w->utimed) {
-		b.first_time = w->ufirst;
-		b.last_time = w->ulast;
-	}
-	b.data_crc = crc(w->zbuf + sizeof(b), zlen);
-	b.hdr_crc = crc(&b, HDR_CRC_LEN);
-	memcpy(w->zbuf, &b, sizeof(b));
-	index_block(w, &b, w->st.file_bytes);
-	if (write_all(w, w->zbuf, sizeof(b) + zlen))
-		return w->err;
-	w->st.blocks++;
-	w->ulen = 0;
-	w->unrec = 0;
-	w->utimed = 0;
-	return 0;
-}
-
-int sp_spool_writer_add(struct sp_spool_writer *w, const struct sp_rec_hdr *rec)
-{
-	const char *why;
-	int r;
-
-	if (w->err)
-		return w->err;
-	why = rec_framing(rec, rec->size);
-	if (!why)
-		why = rec_check(&w->stacks, w->have_summary, rec);
-	if (why) {
-		snprintf(w->why, sizeof(w->why), "%s", why);
-		return -EINVAL;
-	}
-	if (w->ulen && w->ulen + rec->size > w->o.block_size) {
-		r = sp_spool_writer_flush(w);
-		if (r)
-			return r;
-	}
-	if (grow(&w->ubuf, &w->ucap, w->ulen + rec->size))
-		return w->err = -ENOMEM;
-	if (rec->type == SP_REC_STACK) {
-		const struct sp_unw_stack *s = (const void *)rec;
-
-		/* the table only says "defined": any non-NULL value */
-		if (table_put(&w->stacks, key2(s->pid, s->id), w))
-			return w->err = -ENOMEM;
-		w->st.stacks++;
-	} else if (rec->type == SP_REC_SAMPLE) {
-		const struct sp_unw_sample *s = (const void *)rec;
-
-		if (!w->utimed || s->time < w->ufirst)
-			w->ufirst = s->time;
-		if (!w->utimed || s->time > w->ulast)
-			w->ulast = s->time;
-		if (!w->timed || s->time < w->first_time)
-			w->first_time = s->time;
-		if (!w->timed || s->time > w->last_time)
-			w->last_time = s->time;
-		w->utimed = w->timed = 1;
-		w->st.samples++;
-	} else if (rec->type == SP_REC_SUMMARY) {
-		memcpy(&w->summary, rec, sizeof(w->summary));
-		w->have_summary = 1;
-	}
-	memcpy(w->ubuf + w->ulen, rec, rec->size);
-	w->ulen += rec->size;
-	w->unrec++;
-	w->st.records++;
-	w->st.stream_bytes += rec->size;
-	if (w->ulen >= w->o.block_size)
-		return sp_spool_writer_flush(w);
-	return 0;
-}
-
-uint32_t sp_spool_writer_pending(const struct sp_spool_writer *w)
-{
-	return w->unrec;
-}
-
-const char *sp_spool_writer_error(const struct sp_spool_writer *w)
-{
-	return w->why;
-}
-
-void sp_spool_writer_stats(const struct sp_spool_writer *w,
-			   struct sp_spool_stats *st)
-{
-	*st = w->st;
-}
-
-static int write_trailer(struct sp_spool_writer *w)
-{
-	struct sp_spool_trailer t = { SP_SPOOL_INDEX_MAGIC };
-	struct sp_spool_footer f = { 0 };
-	size_t elen = w->nidx * sizeof(*w->idx);
-	uint32_t c;
-
-	t.nblocks = (uint32_t)w->st.blocks;
-	t.nentries = w->nidx;
-	t.stride = w->stride;
-	t.flags = SP_SPOOL_HAVE_SUMMARY;
-	t.records = w->st.records;
-	t.samples = w->st.samples;
-	t.stream_bytes = w->st.stream_bytes;
-	t.first_time = w->first_time;
-	t.last_time = w->last_time;
-	t.summary = w->summary;
-	f.trailer_offset = w->st.file_bytes;
-	f.trailer_size = (uint32_t)(sizeof(t) + elen + sizeof(f));
-	memcpy(f.magic, SP_SPOOL_END_MAGIC, SP_MAGIC_LEN);
-	c = crc(&t, sizeof(t));
-	c = (uint32_t)crc32(c, (const void *)w->idx, (uInt)elen);
-	c = (uint32_t)crc32(c, (const void *)&f, FOOTER_CRC_LEN);
-	f.crc = c;
-	if (write_all(w, &t, sizeof(t)) || write_all(w, w->idx, elen))
-		return w->err;
-	return write_all(w, &f, sizeof(f));
-}
-
-int sp_spool_writer_close(struct sp_spool_writer *w)
-{
-	int r;
-
-	if (!w)
-		return 0;
-	r = sp_spool_writer_flush(w);
-	if (!r && w->have_summary)
-		r = write_trailer(w);
-	if (!r && w->regular && fsync(w->fd))
-		r = -errno;
-	if (close(w->fd) && !r)
-		r = -errno;
-	free(w->ubuf);
-	free(w->tbuf);
-	free(w->zbuf);
-	free(w->idx);
-	table_release(&w->stacks);
-	free(w);
-	return r;
-}
-
-/* Reader ------------------------------------------------------------------ */
+#include "base/grow.h"
+#include "spool-codec.h"
 
 /* A STACK record kept for lookups; all of them chained for close. */
 struct stack_node {
@@ -561,7 +46,8 @@ struct sp_spool {
 	uint32_t urec;		/* records handed out of this block */
 
 	/* the stream so far */
-	struct table stacks, threads, pids;
+	struct sp_u64map stacks;	/* sp_spool_key() -> its stack_node */
+	struct sp_u64map threads, pids;	/* seen */
 	struct stack_node *nodes;
 	int after_summary;
 	struct sp_unw_summary last_summary;
@@ -662,7 +148,7 @@ static void load_trailer(struct sp_spool *r)
 		return;
 	if (read_at(r, f.trailer_offset, buf, f.trailer_size) != f.trailer_size)
 		goto out;
-	c = crc(buf, f.trailer_size - 12);
+	c = sp_spool_crc(buf, f.trailer_size - 12);
 	snprintf(r->tr_bad, sizeof(r->tr_bad), "bad trailer checksum");
 	if (c != f.crc)
 		goto out;
@@ -757,7 +243,7 @@ int sp_spool_open(const char *path, struct sp_spool **rp)
 		return n < 0 ? (int)n : damage(r, (uint64_t)n, "truncated spool header");
 	}
 	memset(buf + offsetof(struct sp_spool_header, crc), 0, sizeof(h->crc));
-	c = crc(buf, h->h.header_size);
+	c = sp_spool_crc(buf, h->h.header_size);
 	free(buf);
 	if (c != h->crc)
 		return damage(r, 0, "bad spool header checksum");
@@ -783,66 +269,6 @@ const char *sp_spool_error(const struct sp_spool *r)
 	return r->err;
 }
 
-/* Undo SP_SPOOL_ENC_DELTA from tbuf into ubuf: NULL when sound. */
-static const char *decode(struct sp_spool *r, const struct sp_spool_block *b)
-{
-	const uint8_t *p = r->tbuf, *end = r->tbuf + b->tsize;
-	struct sp_unw_sample prev = { { 0, 0 } };
-	uint8_t *o = r->ubuf, *oend = r->ubuf + b->usize;
-	uint32_t i;
-
-	for (i = 0; i < b->nrec; i++) {
-		struct sp_rec_hdr h;
-
-		if (p == end)
-			return "encoded records end early";
-		if (*p == TAG_RECORD) {
-			p++;
-			if (end - p < (ptrdiff_t)sizeof(h))
-				return "encoded record runs past the block";
-			memcpy(&h, p, sizeof(h));
-			if (h.size < sizeof(h) || h.size % 8 || h.size > SP_REC_MAX ||
-			    (size_t)(end - p) < h.size || (size_t)(oend - o) < h.size)
-				return "encoded record runs past the block";
-			memcpy(o, p, h.size);
-			p += h.size;
-			o += h.size;
-		} else if (*p == TAG_SAMPLE) {
-			struct sp_unw_sample s = { { SP_REC_SAMPLE, sizeof(s) } };
-			uint64_t v[6];
-			int k;
-
-			p++;
-			for (k = 0; k < 6; k++)
-				if (get_varint(&p, end, &v[k]))
-					return "bad varint in an encoded sample";
-			if ((size_t)(oend - o) < sizeof(s))
-				return "encoded sample runs past the block";
-			s.time = unzigzag(prev.time, v[0]);
-			v[1] = unzigzag(prev.pid, v[1]);
-			v[2] = unzigzag(prev.tid, v[2]);
-			if (v[1] > UINT32_MAX || v[2] > UINT32_MAX ||
-			    v[3] > UINT32_MAX || v[4] > UINT32_MAX)
-				return "encoded sample field out of range";
-			s.pid = (uint32_t)v[1];
-			s.tid = (uint32_t)v[2];
-			s.cpu = (uint32_t)v[3];
-			s.stack_id = (uint32_t)v[4];
-			s.weight = unzigzag(prev.weight, v[5]);
-			memcpy(o, &s, sizeof(s));
-			o += sizeof(s);
-			prev = s;
-		} else {
-			return "unknown record tag";
-		}
-	}
-	if (p != end)
-		return "encoded bytes after the last record";
-	if (o != oend)
-		return "records do not fill the block's size";
-	return NULL;
-}
-
 /* The stream's records in ubuf: framing, count, time range. */
 static const char *check_block(struct sp_spool *r, const struct sp_spool_block *b)
 {
@@ -853,7 +279,7 @@ static const char *check_block(struct sp_spool *r, const struct sp_spool_block *
 
 	while (off < b->usize) {
 		const struct sp_rec_hdr *h = (const void *)(r->ubuf + off);
-		const char *why = rec_framing(h, b->usize - off);
+		const char *why = sp_spool_rec_framing(h, b->usize - off);
 
 		if (why)
 			return why;
@@ -878,7 +304,7 @@ static const char *check_block(struct sp_spool *r, const struct sp_spool_block *
 
 static int ensure(struct sp_spool *r, uint8_t **buf, size_t *cap, size_t need)
 {
-	if (grow(buf, cap, need ? need : 1))
+	if (sp_grow((void **)buf, cap, need ? need : 1, 1))
 		return fail(r, -ENOMEM, "out of memory reading '%s'", r->name);
 	return 0;
 }
@@ -930,7 +356,7 @@ static int load_block(struct sp_spool *r)
 		return damage_block(r, "bad block magic");
 	if ((size_t)n < sizeof(b))
 		return cut(r, "the file ends inside the header of block %u", r->seq);
-	if (crc(&b, HDR_CRC_LEN) != b.hdr_crc)
+	if (sp_spool_crc(&b, SP_SPOOL_HDR_CRC_LEN) != b.hdr_crc)
 		return damage_block(r, "bad header checksum");
 	if (b.seq != r->seq)
 		return damage_block(r, "wrong block number");
@@ -960,14 +386,15 @@ static int load_block(struct sp_spool *r)
 	if ((size_t)n < b.zsize)
 		return cut(r, "the file ends inside block %u: need %u bytes, have %zd",
 			   r->seq, b.zsize, n);
-	if (crc(r->zbuf, b.zsize) != b.data_crc)
+	if (sp_spool_crc(r->zbuf, b.zsize) != b.data_crc)
 		return damage_block(r, "bad checksum");
 	tlen = b.tsize;
 	zlen = b.zsize;
 	if (uncompress2(b.enc == SP_SPOOL_ENC_PLAIN ? r->ubuf : r->tbuf, &tlen,
 			r->zbuf, &zlen) != Z_OK || tlen != b.tsize || zlen != b.zsize)
 		return damage_block(r, "bad compressed data");
-	why = b.enc == SP_SPOOL_ENC_DELTA ? decode(r, &b) : NULL;
+	why = b.enc == SP_SPOOL_ENC_DELTA ?
+	      sp_spool_decode(r->tbuf, b.tsize, r->ubuf, b.usize, b.nrec) : NULL;
 	if (!why)
 		why = check_block(r, &b);
 	if (why)
@@ -991,10 +418,8 @@ static int load_block(struct sp_spool *r)
 
 static int note_thread(struct sp_spool *r, uint32_t pid, uint32_t tid)
 {
-	if (!table_get(&r->threads, key2(pid, tid)) &&
-	    table_put(&r->threads, key2(pid, tid), r))
-		return -ENOMEM;
-	if (!table_get(&r->pids, pid) && table_put(&r->pids, pid, r))
+	if (!sp_u64map_get(&r->threads, sp_spool_key(pid, tid), NULL) ||
+	    !sp_u64map_get(&r->pids, pid, NULL))
 		return -ENOMEM;
 	return 0;
 }
@@ -1006,11 +431,15 @@ static int absorb(struct sp_spool *r, const struct sp_rec_hdr *rec)
 	case SP_REC_STACK: {
 		const struct sp_unw_stack *s = (const void *)rec;
 		struct stack_node *node = malloc(sizeof(*node) + rec->size);
+		struct sp_u64slot *slot;
 
-		if (!node || table_put(&r->stacks, key2(s->pid, s->id), node)) {
+		slot = node ? sp_u64map_get(&r->stacks, sp_spool_key(s->pid, s->id),
+					    NULL) : NULL;
+		if (!slot) {
 			free(node);
 			return -ENOMEM;
 		}
+		slot->val = (uint64_t)(uintptr_t)node;
 		memcpy(node->rec, rec, rec->size);
 		node->next = r->nodes;
 		r->nodes = node;
@@ -1020,8 +449,10 @@ static int absorb(struct sp_spool *r, const struct sp_rec_hdr *rec)
 	}
 	case SP_REC_SAMPLE: {
 		const struct sp_unw_sample *s = (const void *)rec;
+		const struct sp_u64slot *slot =
+			sp_u64map_find(&r->stacks, sp_spool_key(s->pid, s->stack_id));
 		const struct stack_node *node =
-			table_get(&r->stacks, key2(s->pid, s->stack_id));
+			(const void *)(uintptr_t)slot->val;
 		const struct sp_unw_stack *st = (const void *)node->rec;
 
 		r->samples++;
@@ -1070,7 +501,7 @@ int sp_spool_next(struct sp_spool *r, const struct sp_rec_hdr **rec)
 			return ret;
 	}
 	h = (const void *)(r->ubuf + r->upos);
-	why = rec_check(&r->stacks, r->after_summary, h);
+	why = sp_spool_rec_check(&r->stacks, r->after_summary, h);
 	if (why)
 		return fail(r, -EBADMSG, "%s (record %u) in block %u at byte %llu of '%s'",
 			    why, r->urec, r->seq - 1,
@@ -1109,10 +540,13 @@ int sp_spool_next_sample(struct sp_spool *r, struct sp_spool_sample *out)
 int sp_spool_stack(const struct sp_spool *r, uint32_t pid, uint32_t id,
 		   struct sp_unw_stack_view *out)
 {
-	const struct stack_node *node = table_get(&r->stacks, key2(pid, id));
+	const struct sp_u64slot *slot =
+		sp_u64map_find(&r->stacks, sp_spool_key(pid, id));
+	const struct stack_node *node;
 
-	if (!node)
+	if (!slot)
 		return -ENOENT;
+	node = (const void *)(uintptr_t)slot->val;
 	sp_unw_stack_parse((const void *)node->rec, out);
 	return 0;
 }
@@ -1184,9 +618,9 @@ void sp_spool_close(struct sp_spool *r)
 		next = n->next;
 		free(n);
 	}
-	table_release(&r->stacks);
-	table_release(&r->threads);
-	table_release(&r->pids);
+	sp_u64map_release(&r->stacks);
+	sp_u64map_release(&r->threads);
+	sp_u64map_release(&r->pids);
 	free(r->idx);
 	free(r->zbuf);
 	free(r->tbuf);

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/* symstream.c: unwound records in, symbolized records out. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symstream.h"
+
+struct sp_symstream {
+	struct sp_symbolizer *sym;
+	sp_symstream_emit_fn *emit;
+	void *arg;
+	int have_summary;
+	char error[96];
+};
+
+struct sp_symstream *sp_symstream_new(struct sp_symbolizer *sym,
+				      sp_symstream_emit_fn *emit, void *arg)
+{
+	struct sp_symstream *ss = calloc(1, sizeof(*ss));
+
+	if (!ss)
+		return NULL;
+	ss->sym = sym;
+	ss->emit = emit;
+	ss->arg = arg;
+	return ss;
+}
+
+void sp_symstream_free(struct sp_symstream *ss)
+{
+	free(ss);
+}
+
+const char *sp_symstream_error(const struct sp_symstream *ss)
+{
+	return ss->error;
+}
+
+static int refuse(struct sp_symstream *ss, const char *why)
+{
+	snprintf(ss->error, sizeof(ss->error), "%s", why);
+	return -EINVAL;
+}
+
+int sp_symstream_header(struct sp_symstream *ss, const struct sp_unw_header *h)
+{
+	char name[sizeof(h->ev.name) + 1];
+	struct sp_st_rec rec;
+
+	memcpy(name, h->ev.name, sizeof(h->ev.name));
+	name[sizeof(h->ev.name)] = 0;
+	rec.type = SP_ST_EVENT;
+	rec.u.event = (struct sp_st_event){ .name = name,
+		.freq = !!(h->ev.flags & SP_EV_FREQ),
+		.value = h->ev.freq_or_period };
+	return ss->emit(ss->arg, &rec);
+}
+
+static int emit_stack(struct sp_symstream *ss, const struct sp_unw_stack_view *v)
+{
+	const struct sp_frame *frames;
+	struct sp_st_rec rec;
+	size_t n, i;
+	int r;
+
+	r = sp_symbolize_stack(ss->sym, v, &frames, &n);
+	if (r)
+		return r;
+	rec.type = SP_ST_STACK;
+	rec.u.stack = (struct sp_st_stack){ .pid = v->s->pid, .id = v->s->id,
+		.nframes = (uint32_t)n, .end = sp_unw_end_name(v->s->end) };
+	r = ss->emit(ss->arg, &rec);
+	rec.type = SP_ST_FRAME;
+	for (i = 0; !r && i < n; i++) {
+		rec.u.frame = (struct sp_st_frame){ .pid = v->s->pid,
+			.id = v->s->id, .index = (uint32_t)i, .f = frames[i] };
+		r = ss->emit(ss->arg, &rec);
+	}
+	return r;
+}
+
+int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
+{
+	const struct sp_unw_sample *sa = (const void *)h;
+	const struct sp_unw_summary *su = (const void *)h;
+	const struct sp_lost_rec *lo = (const void *)h;
+	const struct sp_ksym_rec *k = (const void *)h;
+	const struct sp_perfmap_rec *pm = (const void *)h;
+	struct sp_symbolize_stats st;
+	struct sp_unw_stack_view v;
+	struct sp_st_rec rec;
+	const char *bad;
+	char what[96];
+	int r;
+
+	if (ss->have_summary)
+		return refuse(ss, "record after the SUMMARY record");
+	switch (h->type) {
+	case SP_REC_MMAP:
+	case SP_REC_COMM:
+	case SP_REC_FORK:
+	case SP_REC_EXIT:
+	case SP_REC_IMAGE:
+		if ((bad = sp_rec_check_common(h)))
+			return refuse(ss, bad);
+		r = sp_symbolizer_apply(ss->sym, h, &rec.u.comm);
+		if (r <= 0)
+			return r;
+		rec.type = SP_ST_COMM;
+		return ss->emit(ss->arg, &rec);
+	case SP_REC_LOST:
+		if ((bad = sp_rec_check_common(h)))
+			return refuse(ss, bad);
+		rec.type = SP_ST_LOST;
+		rec.u.lost = (struct sp_st_lost){ .time = lo->time,
+			.count = lo->lost };
+		return ss->emit(ss->arg, &rec);
+	case SP_REC_THROTTLE:
+		return (bad = sp_rec_check_common(h)) ? refuse(ss, bad) : 0;
+	case SP_REC_KSYM:
+		if ((bad = sp_rec_check_common(h)))
+			return refuse(ss, bad);
+		return sp_symbolizer_add_ksym(ss->sym, k->start, k->size, k->name);
+	case SP_REC_PERFMAP:
+		if ((bad = sp_rec_check_common(h)))
+			return refuse(ss, bad);
+		return sp_symbolizer_add_perf_map(ss->sym, pm->pid, pm->text,
+						  pm->len,
+						  pm->flags & SP_PERFMAP_RESET);
+	case SP_REC_STACK:
+		if ((bad = sp_unw_stack_parse(h, &v)))
+			return refuse(ss, bad);
+		return emit_stack(ss, &v);
+	case SP_REC_SAMPLE:
+		if (h->size < sizeof(*sa))
+			return refuse(ss, "SAMPLE record too short");
+		if (!sp_symbolizer_has_stack(ss->sym, sa->pid, sa->stack_id)) {
+			snprintf(what, sizeof(what),
+				 "SAMPLE of undefined stack %" PRIu32 "/%" PRIu32,
+				 sa->pid, sa->stack_id);
+			return refuse(ss, what);
+		}
+		rec.type = SP_ST_SAMPLE;
+		rec.u.sample = (struct sp_st_sample){ .time = sa->time,
+			.pid = sa->pid, .tid = sa->tid, .cpu = sa->cpu,
+			.id = sa->stack_id, .weight = sa->weight };
+		return ss->emit(ss->arg, &rec);
+	case SP_REC_SUMMARY:
+		if (h->size < sizeof(*su))
+			return refuse(ss, "SUMMARY record too short");
+		ss->have_summary = 1;
+		sp_symbolizer_stats(ss->sym, &st);
+		rec.type = SP_ST_SUMMARY;
+		rec.u.summary = (struct sp_st_summary){ .samples = su->samples,
+			.lost = su->lost, .stacks = su->stacks,
+			.threads = su->threads, .processes = su->processes,
+			.duration_ns = su->duration_ns, .frames = st.frames,
+			.unresolved = st.unresolved };
+		return ss->emit(ss->arg, &rec);
+	default:
+		/* a record of a later version: skip it */
+		return 0;
+	}
+}
+
+int sp_symstream_finish(struct sp_symstream *ss)
+{
+	return ss->have_summary ? 0 :
+	       refuse(ss, "truncated stream: no SUMMARY record");
+}
