@@ -10,11 +10,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/grow.h"
+#include "base/hashtab.h"
 #include "debuginfo.h"
 
 struct sp_debugfile {
-	struct sp_debugfile *next;
-	char *key;		/* path, or "mini:PATH" */
+	const char *key;	/* path, or "mini:PATH": the finder's */
 	char *path;		/* NULL for a negative entry */
 	int fd;
 	Elf *elf;
@@ -28,7 +29,9 @@ struct sp_debug_finder {
 	char **roots;
 	size_t nroots;
 	int no_default;
-	struct sp_debugfile *files;
+	struct sp_strtab keys;		/* a file's key: its index in files */
+	struct sp_debugfile **files;	/* tried, found or not */
+	size_t nfiles, cap;
 	unsigned opened;
 };
 
@@ -54,22 +57,20 @@ static void debugfile_free(struct sp_debugfile *d)
 	if (d->fd >= 0)
 		close(d->fd);
 	free(d->image);
-	free(d->key);
 	free(d->path);
 	free(d);
 }
 
 void sp_debug_finder_free(struct sp_debug_finder *f)
 {
-	struct sp_debugfile *d, *next;
 	size_t i;
 
 	if (!f)
 		return;
-	for (d = f->files; d; d = next) {
-		next = d->next;
-		debugfile_free(d);
-	}
+	for (i = 0; i < f->nfiles; i++)
+		debugfile_free(f->files[i]);
+	free(f->files);
+	sp_strtab_release(&f->keys);
 	for (i = 0; i < f->nroots; i++)
 		free(f->roots[i]);
 	free(f->roots);
@@ -168,32 +169,31 @@ uint32_t sp_debuglink_crc(const void *data, size_t len)
 
 /* The cache */
 
-static struct sp_debugfile *cache_find(struct sp_debug_finder *f,
-				       const char *key)
+/*
+ * The entry of key, made empty (to be filled) when *is_new is set.  NULL
+ * when out of memory.
+ */
+static struct sp_debugfile *cache_entry(struct sp_debug_finder *f,
+					const char *key, int *is_new)
 {
+	int64_t i = sp_strtab_intern(&f->keys, key);
 	struct sp_debugfile *d;
 
-	for (d = f->files; d; d = d->next)
-		if (!strcmp(d->key, key))
-			return d;
-	return NULL;
-}
-
-static struct sp_debugfile *cache_add(struct sp_debug_finder *f,
-				      const char *key)
-{
-	struct sp_debugfile *d = calloc(1, sizeof(*d));
-
+	*is_new = 0;
+	if (i < 0)
+		return NULL;
+	if ((size_t)i < f->nfiles)
+		return f->files[i];
+	/* new keys get the next index: the entry goes at the end */
+	if (SP_GROW(f->files, f->cap, f->nfiles + 1))
+		return NULL;
+	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
 	d->fd = -1;
-	d->key = strdup(key);
-	if (!d->key) {
-		free(d);
-		return NULL;
-	}
-	d->next = f->files;
-	f->files = d;
+	d->key = f->keys.strs[i];
+	f->files[f->nfiles++] = d;
+	*is_new = 1;
 	return d;
 }
 
@@ -204,14 +204,13 @@ static struct sp_debugfile *cache_add(struct sp_debug_finder *f,
 static struct sp_debugfile *open_file(struct sp_debug_finder *f,
 				      const char *path)
 {
-	struct sp_debugfile *d = cache_find(f, path);
+	struct sp_debugfile *d;
 	struct stat sb;
+	int is_new;
 
-	if (d)
+	d = cache_entry(f, path, &is_new);
+	if (!d || !is_new)
 		return d;
-	d = cache_add(f, path);
-	if (!d)
-		return NULL;
 	if (stat(path, &sb) || !S_ISREG(sb.st_mode))
 		return d;
 	d->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -442,14 +441,12 @@ struct sp_debugfile *sp_debug_mini(struct sp_debug_finder *f, const char *key,
 	Elf_Scn *scn;
 	Elf_Data *data;
 	size_t n;
+	int is_new;
 
 	snprintf(ckey, sizeof(ckey), "mini:%s", key);
-	d = cache_find(f, ckey);
-	if (d)
-		return d->elf ? d : NULL;
-	d = cache_add(f, ckey);
-	if (!d)
-		return NULL;
+	d = cache_entry(f, ckey, &is_new);
+	if (!d || !is_new)
+		return d && d->elf ? d : NULL;
 	scn = find_section(e, ".gnu_debugdata");
 	data = scn ? elf_rawdata(scn, NULL) : NULL;
 	if (!data || !data->d_buf || !data->d_size)

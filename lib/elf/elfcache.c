@@ -8,12 +8,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/grow.h"
+#include "base/hashtab.h"
 #include "elfcache.h"
 
 struct sp_elf {
-	struct sp_elf *next;	/* hash chain */
-	char *path;
-	uint32_t hash;
+	const char *path;	/* its key: owned by the cache's table */
 	int fd;
 	Elf *elf;		/* NULL: could not be read */
 	const uint8_t *data;	/* the whole file image */
@@ -29,21 +29,12 @@ struct sp_elf {
 	enum sp_frame_origin origin;
 };
 
-#define NBUCKETS 1024
-
 struct sp_elf_cache {
-	struct sp_elf *buckets[NBUCKETS];
+	struct sp_strtab keys;		/* a path or an image's key: its index */
+	struct sp_elf **files;		/* by that index */
+	size_t nfiles, cap;
 	unsigned opened;
 };
-
-static uint32_t str_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 16777619u;
-	return h;
-}
 
 struct sp_elf_cache *sp_elf_cache_new(void)
 {
@@ -61,7 +52,6 @@ static void elf_free(struct sp_elf *e)
 	free(e->copy);
 	free(e->load);
 	sp_symtab_free(e->syms);
-	free(e->path);
 	free(e);
 }
 
@@ -71,14 +61,10 @@ void sp_elf_cache_free(struct sp_elf_cache *c)
 
 	if (!c)
 		return;
-	for (i = 0; i < NBUCKETS; i++) {
-		struct sp_elf *e = c->buckets[i], *next;
-
-		for (; e; e = next) {
-			next = e->next;
-			elf_free(e);
-		}
-	}
+	for (i = 0; i < c->nfiles; i++)
+		elf_free(c->files[i]);
+	free(c->files);
+	sp_strtab_release(&c->keys);
 	free(c);
 }
 
@@ -124,34 +110,32 @@ static int elf_index(struct sp_elf *e)
 	return 0;
 }
 
-static struct sp_elf *cache_add(struct sp_elf_cache *c, const char *key,
-				uint32_t h)
+/*
+ * The entry of key: *is_new is set when it was made by this call (empty,
+ * to be filled).  NULL when out of memory.
+ */
+static struct sp_elf *cache_entry(struct sp_elf_cache *c, const char *key,
+				  int *is_new)
 {
-	struct sp_elf *e = calloc(1, sizeof(*e));
+	int64_t i = sp_strtab_intern(&c->keys, key);
+	struct sp_elf *e;
 
+	*is_new = 0;
+	if (i < 0)
+		return NULL;
+	if ((size_t)i < c->nfiles)
+		return c->files[i];
+	/* new keys get the next index: the entry goes at the end */
+	if (SP_GROW(c->files, c->cap, c->nfiles + 1))
+		return NULL;
+	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
 	e->fd = -1;
-	e->path = strdup(key);
-	if (!e->path) {
-		free(e);
-		return NULL;
-	}
-	e->hash = h;
-	e->next = c->buckets[h % NBUCKETS];
-	c->buckets[h % NBUCKETS] = e;
+	e->path = c->keys.strs[i];
+	c->files[c->nfiles++] = e;
+	*is_new = 1;
 	return e;
-}
-
-static struct sp_elf *cache_find(struct sp_elf_cache *c, const char *key,
-				 uint32_t h)
-{
-	struct sp_elf *e;
-
-	for (e = c->buckets[h % NBUCKETS]; e; e = e->next)
-		if (e->hash == h && !strcmp(e->path, key))
-			return e;
-	return NULL;
 }
 
 /* Drop a half-opened file's libelf state, leaving a negative entry. */
@@ -171,14 +155,11 @@ static void make_negative(struct sp_elf *e)
 
 struct sp_elf *sp_elf_cache_get(struct sp_elf_cache *c, const char *path)
 {
-	uint32_t h = str_hash(path);
-	struct sp_elf *e = cache_find(c, path, h);
+	int is_new;
+	struct sp_elf *e = cache_entry(c, path, &is_new);
 
-	if (e)
-		return e->elf ? e : NULL;
-	e = cache_add(c, path, h);
-	if (!e)
-		return NULL;
+	if (!e || !is_new)
+		return e && e->elf ? e : NULL;
 	if (path[0] != '/')
 		return NULL;
 	e->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -201,18 +182,14 @@ struct sp_elf *sp_elf_cache_image(struct sp_elf_cache *c, const void *data,
 				  size_t len)
 {
 	char key[64];
-	uint32_t h;
 	struct sp_elf *e;
+	int is_new;
 
 	snprintf(key, sizeof(key), "[image:%zu:%08lx]", len,
 		 crc32(0, data, (uInt)len));
-	h = str_hash(key);
-	e = cache_find(c, key, h);
-	if (e)
-		return e->elf ? e : NULL;
-	e = cache_add(c, key, h);
-	if (!e)
-		return NULL;
+	e = cache_entry(c, key, &is_new);
+	if (!e || !is_new)
+		return e && e->elf ? e : NULL;
 	e->copy = malloc(len ? len : 1);
 	if (!e->copy)
 		return NULL;

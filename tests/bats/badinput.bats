@@ -7,7 +7,7 @@
 #
 # The streams are cut from one short real recording made in setup_file:
 # raw (sp-record), unwound (sp-unwind of it), symbolized (sp-symbolize of
-# that).  Binary offsets follow lib/stream.h: the stream header's size is
+# that).  Binary offsets follow lib/base/stream.h: the stream header's size is
 # the u32 at byte 12, a record is {u32 type, u32 size, payload}.
 
 # shellcheck disable=SC2154	# status, output, stderr: set by bats' run

@@ -1,6 +1,6 @@
 #!/usr/bin/perl
 # SPDX-License-Identifier: MIT
-# mkstream.pl: an unwound stream (lib/stream.h, lib/unwound.h), byte by byte,
+# mkstream.pl: an unwound stream (lib/format/records.h, lib/format/unwound.h), byte by byte,
 # from a line-based description on stdin; the bats tests of sp-symbolize use it.
 # build an unwound stream from a line-based description on stdin
 use strict; use warnings; no warnings "portable";

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
 # sp-symbolize.bats: unwound streams built byte by byte (by a perl helper
-# below, following lib/stream.h and lib/unwound.h) turned into the
+# below, following lib/format/records.h and lib/format/unwound.h) turned into the
 # symbolized text stream of docs/streams.md; options; bad input.
 
 load common

@@ -6,7 +6,7 @@
 # frames unwound by a jitdump's CFI, Python glue hidden, and every
 # module's debug info read once.  Programs are built here
 # (tests/workloads/sym-*); streams are either recorded live or built
-# byte by byte by tests/bats/mkstream.pl (lib/stream.h, lib/unwound.h).
+# byte by byte by tests/bats/mkstream.pl (lib/format/records.h, lib/format/unwound.h).
 
 load common
 
