@@ -20,6 +20,12 @@ static struct options {
 	.input = "-",
 };
 
+/* What main() works with: reachable from here until it returns or dies. */
+static FILE *fp;
+static struct sp_st_reader *rd;
+static struct sp_fold *fold;
+static struct sp_out *out;
+
 static void usage(void)
 {
 	printf("usage: sp-fold [--pid] [--tid] [--hidden] [--weight] [--top N] [-o FILE] [FILE]\n"
@@ -56,12 +62,8 @@ static const struct option longopts[] = {
 
 int main(int argc, char **argv)
 {
-	struct sp_st_reader *rd;
-	struct sp_fold *fold;
-	struct sp_out *out;
 	struct sp_st_rec rec;
 	const char *errstr, *name;
-	FILE *fp;
 	int c, r;
 
 	sp_prog = "sp-fold";

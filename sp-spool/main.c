@@ -75,6 +75,14 @@ static struct flusher {
 	int quit;
 } fl = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0 };
 
+/*
+ * What the commands work with: reachable from here until they return or
+ * the tool dies.
+ */
+static struct sp_in *in;
+static struct sp_spool_writer *writer;
+static struct sp_spool *spool;
+
 static volatile sig_atomic_t stop;
 static int devnull = -1;
 
@@ -146,7 +154,6 @@ static int cmd_write(const char *path)
 	struct sp_unw_header uh;
 	struct sp_spool_writer *w;
 	struct sp_spool_stats st;
-	struct sp_in *in;
 	const struct sp_rec_hdr *rec;
 	uint64_t lost = 0;
 	int r, wr = 0, have_summary = 0, status = SP_EXIT_OK;
@@ -163,7 +170,7 @@ static int cmd_write(const char *path)
 		sp_wrong_stream("stdin", sp_in_kind(in), "unwound");
 	if (r)
 		sp_die("%s", sp_in_error(in));
-	w = sp_spool_writer_open(path, &uh, &opt.spool);
+	w = writer = sp_spool_writer_open(path, &uh, &opt.spool);
 	if (!w)
 		sp_die("cannot write '%s': %s", path, strerror(errno));
 	start_flusher(w, &th);
@@ -194,6 +201,7 @@ static int cmd_write(const char *path)
 	sp_spool_writer_stats(w, &st);
 	wr = wr ? wr : r;
 	r = sp_spool_writer_close(w);
+	writer = NULL;
 	if (!stat(path, &sb))
 		st.file_bytes = (uint64_t)sb.st_size;
 	if (!wr)
@@ -222,6 +230,7 @@ static int cmd_write(const char *path)
 			st.samples ? (double)st.file_bytes / (double)st.samples : 0.0,
 			st.file_bytes ? (double)st.stream_bytes / (double)st.file_bytes : 0.0);
 	sp_in_close(in);
+	in = NULL;
 	return status;
 }
 
@@ -300,6 +309,7 @@ static int cat_one(struct cat *c, const char *path, int first, int nfiles)
 	int ret, have_summary = 0, status = 0;
 
 	ret = sp_spool_open(path, &r);
+	spool = r;
 	if (!r)
 		sp_die("out of memory");
 	if (ret < 0) {
@@ -346,12 +356,13 @@ static int cat_one(struct cat *c, const char *path, int first, int nfiles)
 	}
 	merge(&c->sum, &sum, first);
 	sp_spool_close(r);
+	spool = NULL;
 	return status;
 }
 
 static int cmd_cat(int n, char **paths)
 {
-	struct cat c = { 0 };
+	static struct cat c;	/* reachable when a write fails */
 	int i, r, status = SP_EXIT_OK;
 
 	c.out = sp_open_output("-", "unwound");
@@ -396,6 +407,7 @@ static int cmd_info(const char *path)
 	int ret, complete = 1, have_summary;
 
 	ret = sp_spool_open(path, &r);
+	spool = r;
 	if (!r)
 		sp_die("out of memory");
 	if (ret < 0)
@@ -461,6 +473,7 @@ static int cmd_info(const char *path)
 	if (!complete)
 		sp_warn("%s", sp_spool_error(r));
 	sp_spool_close(r);
+	spool = NULL;
 	return complete ? SP_EXIT_OK : SP_EXIT_PARTIAL;
 }
 
@@ -474,6 +487,7 @@ static int verify_one(const char *path)
 	int ret;
 
 	ret = sp_spool_open(path, &r);
+	spool = r;
 	if (!r)
 		sp_die("out of memory");
 	if (ret == 0)
@@ -482,6 +496,7 @@ static int verify_one(const char *path)
 	if (ret < 0) {
 		sp_warn("%s", sp_spool_error(r));
 		sp_spool_close(r);
+	spool = NULL;
 		return ret == -ENODATA ? SP_EXIT_PARTIAL : SP_EXIT_FATAL;
 	}
 	sp_spool_info(r, &inf);
@@ -489,6 +504,7 @@ static int verify_one(const char *path)
 	       (unsigned long long)inf.blocks, (unsigned long long)inf.records,
 	       (unsigned long long)inf.samples);
 	sp_spool_close(r);
+	spool = NULL;
 	return SP_EXIT_OK;
 }
 

@@ -71,7 +71,7 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* What main() works with. */
+/* What main() works with: reachable from here until it returns or dies. */
 static struct sp_in *in;
 static struct sp_out *out;
 static struct sp_elf_cache *cache;
@@ -79,6 +79,7 @@ static struct sp_procs *procs;
 static struct sp_symbolizer *sym;
 static const char **debug_dirs;
 static size_t ndebug_dirs;
+static struct sp_symstream *ss;
 
 static int write_rec(void *arg, const struct sp_st_rec *rec)
 {
@@ -128,7 +129,6 @@ int main(int argc, char **argv)
 	struct sp_unw_header hdr;
 	struct sp_symbolize_stats st;
 	const struct sp_rec_hdr *h;
-	struct sp_symstream *ss;
 	int c, r, status = SP_EXIT_OK;
 
 	sp_prog = "sp-symbolize";

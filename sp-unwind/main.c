@@ -16,6 +16,11 @@ static struct options {
 	int quiet;
 } opt = { "-", "-", 0 };
 
+/* What main() works with: reachable from here until it returns or dies. */
+static struct sp_in *in;
+static struct sp_out *out;
+static struct sp_unwstream *u;
+
 static void usage(void)
 {
 	printf("usage: sp-unwind [-q] [-o FILE] [FILE]\n"
@@ -72,9 +77,6 @@ int main(int argc, char **argv)
 	struct sp_raw_header rh;
 	struct sp_unw_header uh;
 	const struct sp_rec_hdr *rec;
-	struct sp_unwstream *u;
-	struct sp_out *out;
-	struct sp_in *in;
 	const char *bad;
 	int c, r = 0, w;
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/err.h"
 #include "cli.h"
 
 const char *sp_prog = "stackpulse";
@@ -147,17 +148,22 @@ struct sp_in *sp_open_stream(const char *path, const char *magic,
 			     uint32_t version, void *hdr, size_t size)
 {
 	struct sp_in *in = sp_in_open(path);
+	const char *kind;
+	char msg[SP_ERR_MAX];
 	int r;
 
 	if (!in)
 		sp_die("cannot open '%s': %s", path, strerror(errno));
 	r = sp_in_header(in, magic, version, hdr, size, size);
-	if (r == SP_IN_OTHER)
-		sp_wrong_stream(sp_in_name(in), sp_in_kind(in),
-				sp_stream_kind(magic));
-	if (r)
-		sp_die("%s", sp_in_error(in));
-	return in;
+	if (!r)
+		return in;
+	/* nothing is left allocated when a tool dies */
+	kind = r == SP_IN_OTHER ? sp_in_kind(in) : NULL;
+	snprintf(msg, sizeof(msg), "%s", kind ? sp_in_name(in) : sp_in_error(in));
+	sp_in_close(in);
+	if (kind)
+		sp_wrong_stream(msg, kind, sp_stream_kind(magic));
+	sp_die("%s", msg);
 }
 
 const char *sp_output_name(const char *path)
