@@ -41,7 +41,7 @@ struct sp_procs *sp_procs_new(struct sp_elf_cache *cache);
 void sp_procs_free(struct sp_procs *p);
 
 /*
- * Apply a record of stream.h (MMAP, COMM, FORK, EXIT, IMAGE); other types
+ * Apply a record of format/records.h (MMAP, COMM, FORK, EXIT, IMAGE); other types
  * are ignored.  The record must have passed sp_rec_check_common().
  * Returns 0 or -ENOMEM.
  */

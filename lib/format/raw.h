@@ -10,7 +10,7 @@
  *
  *	raw-stream = sp_raw_header *record sp_raw_summary
  *
- * with records of stream.h plus SP_REC_SAMPLE as struct sp_raw_sample.
+ * with the records of records.h plus SP_REC_SAMPLE as struct sp_raw_sample.
  */
 #ifndef SP_RAW_H
 #define SP_RAW_H

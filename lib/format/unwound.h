@@ -12,7 +12,7 @@
  *	unwound-stream = sp_unw_header *record sp_unw_summary
  *
  * where a STACK precedes every SAMPLE that refers to it, and the records of
- * stream.h (mappings, names, images, thread lifetimes) come in time order.
+ * records.h (mappings, names, images, thread lifetimes) come in time order.
  */
 #ifndef SP_UNWOUND_H
 #define SP_UNWOUND_H

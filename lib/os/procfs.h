@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * proc.h: what /proc tells about a live process: its threads, their names,
+ * procfs.h: what /proc tells about a live process: its threads, their names,
  * its parent, its mappings, and bytes of its memory.
  *
  * The recorder reads these once at attach time to describe what already
  * existed before the kernel started sending records.  The names use
- * sp_procfs_ so they stay apart from procs.h, which models processes as a
+ * sp_procfs_ so they stay apart from elf/procs.h, which models processes as a
  * stream describes them.  Line and text parsers are separate functions so
  * they can be tested without a live process.
  */

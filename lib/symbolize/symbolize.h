@@ -59,7 +59,7 @@ int sp_symbolizer_set_perf_map_dir(struct sp_symbolizer *s, const char *dir);
 void sp_symbolizer_set_flags(struct sp_symbolizer *s, unsigned flags);
 
 /*
- * Search dir for debug files before /usr/lib/debug (see debuginfo.h).
+ * Search dir for debug files before /usr/lib/debug (see elf/debuginfo.h).
  * Call before the first lookup.  Returns 0 or -ENOMEM.
  */
 int sp_symbolizer_add_debug_dir(struct sp_symbolizer *s, const char *dir);
@@ -82,7 +82,7 @@ int sp_symbolizer_add_perf_map(struct sp_symbolizer *s, uint32_t pid,
 			       const char *text, size_t len, int reset);
 
 /*
- * Apply a record of stream.h (MMAP, COMM, FORK, EXIT, IMAGE) to the process
+ * Apply a record of format/records.h (MMAP, COMM, FORK, EXIT, IMAGE) to the process
  * table and to the thread names.  Returns 1 and fills *comm when the record
  * names a thread: a COMM, or a FORK whose new thread inherits its parent's
  * name (comm->name valid until the next call); 0 when it names none;
