@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* stream.c: checks of the records every binary stream shares. */
+/* records.c: checks of the records every binary stream shares. */
 #include <string.h>
 
 #include "records.h"

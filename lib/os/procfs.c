@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* proc.c: threads, names, parents, mappings and memory of a live process. */
+/* procfs.c: threads, names, parents, mappings and memory of a live process. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

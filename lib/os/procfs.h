@@ -9,8 +9,8 @@
  * stream describes them.  Line and text parsers are separate functions so
  * they can be tested without a live process.
  */
-#ifndef SP_PROC_H
-#define SP_PROC_H
+#ifndef SP_PROCFS_H
+#define SP_PROCFS_H
 
 #include <stddef.h>
 #include <stdint.h>

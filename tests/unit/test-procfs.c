@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test-proc.c: unit tests of proc.c (maps lines, status, threads, memory). */
+/* test-procfs.c: unit tests of proc.c (maps lines, status, threads, memory). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -320,5 +320,5 @@ int main(void)
 	test_maps_and_mem();
 	test_alive();
 	test_read_ll();
-	return unit_done("test-proc");
+	return unit_done("test-procfs");
 }
