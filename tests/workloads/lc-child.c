@@ -5,6 +5,7 @@
  *	main -> child_main_loop -> child_main_leaf	for SECONDS
  *
  * usage: lc-child [SECONDS]	(default 1); prints nothing
+ * Ready (wl_ready) and released (wl_wait_go) before its loop.
  */
 #include "wl.h"
 
@@ -23,7 +24,11 @@ NOINLINE void child_main_loop(double until)
 
 int main(int argc, char **argv)
 {
-	child_main_loop(wl_now() + wl_arg_seconds(argc, argv, 1, 1));
+	double seconds = wl_arg_seconds(argc, argv, 1, 1);
+
+	wl_ready();
+	wl_wait_go();
+	child_main_loop(wl_now() + seconds);
 	BARRIER();
 	return 0;
 }

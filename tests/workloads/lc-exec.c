@@ -6,6 +6,8 @@
  *	then execv(PROGRAM, PROGRAM ARGS...)
  *
  * usage: lc-exec SECONDS PROGRAM [ARGS...]
+ * Ready (wl_ready) and released (wl_wait_go) before its loop: the exec
+ * comes SECONDS after the release.
  */
 #include "wl.h"
 
@@ -26,11 +28,16 @@ NOINLINE void before_exec_loop(double until)
 
 int main(int argc, char **argv)
 {
+	double seconds;
+
 	if (argc < 3) {
 		fprintf(stderr, "usage: lc-exec SECONDS PROGRAM [ARGS...]\n");
 		return 64;
 	}
-	before_exec_loop(wl_now() + wl_arg_seconds(argc, argv, 1, 1));
+	seconds = wl_arg_seconds(argc, argv, 1, 1);
+	wl_ready();
+	wl_wait_go();
+	before_exec_loop(wl_now() + seconds);
 	BARRIER();
 	execv(argv[2], argv + 2);
 	perror("lc-exec: execv");

@@ -5,7 +5,8 @@
  *	main -> many_busy_loop -> many_busy_leaf	for SECONDS
  *	COUNT other threads blocked in a condition wait
  *
- * Writes "ready" to stdout once every thread has started.
+ * Writes "ready" to stdout, and creates $WL_READY (wl_ready), once every
+ * thread has started.
  *
  * usage: lc-many [COUNT [SECONDS]]	(defaults 1000 and 5)
  */
@@ -54,6 +55,7 @@ int main(int argc, char **argv)
 			return 1;
 	printf("ready\n");
 	fflush(stdout);
+	wl_ready();
 	many_busy_loop(wl_now() + seconds);
 	BARRIER();
 	return 0;

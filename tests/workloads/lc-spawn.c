@@ -8,6 +8,7 @@
  * The parent waits for the child and exits with its status.
  *
  * usage: lc-spawn SECONDS DELAY PROGRAM [ARGS...]
+ * Ready (wl_ready) and released (wl_wait_go) before it starts.
  */
 #include "wl.h"
 
@@ -29,7 +30,7 @@ NOINLINE void spawn_parent_loop(double until)
 
 int main(int argc, char **argv)
 {
-	double start = wl_now(), end, delay;
+	double start, end, delay;
 	int st = 0;
 	pid_t pid;
 
@@ -37,8 +38,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: lc-spawn SECONDS DELAY PROGRAM [ARGS...]\n");
 		return 64;
 	}
-	end = start + wl_arg_seconds(argc, argv, 1, 2);
+	end = wl_arg_seconds(argc, argv, 1, 2);
 	delay = wl_arg_seconds(argc, argv, 2, 0.5);
+	wl_ready();
+	wl_wait_go();
+	start = wl_now();
+	end += start;
 	spawn_parent_loop(start + delay);
 	BARRIER();
 	pid = fork();

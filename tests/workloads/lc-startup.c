@@ -5,6 +5,7 @@
  *	main -> startup_hot -> startup_leaf	the first 50 ms (or MS)
  *
  * usage: lc-startup [MS]	(default 50); prints nothing
+ * (MS of CPU time with WL_CLOCK=cpu, see wl.h)
  */
 #include "wl.h"
 

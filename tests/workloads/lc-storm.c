@@ -7,6 +7,11 @@
  *
  * Prints the number of threads it joined.
  *
+ * With WL_GO set (wl.h) it storms in waves until released, ready
+ * (wl_ready) after the first wave, and then storms COUNT threads more: a
+ * recorder that attached before the release attached in the middle of a
+ * storm and sees COUNT threads born and gone.
+ *
  * usage: lc-storm [COUNT [WAVE [ROUNDS]]]	(defaults 10000, 4, 200000
  *	multiply-adds per thread)
  */
@@ -54,6 +59,16 @@ int main(int argc, char **argv)
 	rounds = (uint64_t)wl_arg(argc, argv, 3, 200000, 1e12);
 	if (wave < 1)
 		wave = 1;
+	if (!wl_go_given()) {
+		if (storm_main(wave, wave) != wave)
+			return 1;
+		wl_ready();
+		while (!wl_go_given())
+			if (storm_main(wave, wave) != wave)
+				return 1;
+	} else {
+		wl_ready();
+	}
 	done = storm_main(count, wave);
 	BARRIER();
 	printf("%ld\n", done);

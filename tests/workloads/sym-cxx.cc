@@ -5,8 +5,11 @@
 //	     -> app::detail::hot<std::pair<int, long> >(std::pair<int, long>*, unsigned long)
 //
 // usage: sym-cxx [SECONDS]	(default 5); prints nothing
+// Creates the file $WL_READY names, if set, before its loop (as wl.h's
+// wl_ready does).
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 
@@ -53,7 +56,16 @@ int main(int argc, char **argv)
 	auto end = std::chrono::steady_clock::now() +
 		   std::chrono::duration<double>(secs);
 	app::engine::Pipeline<app::Vec3<float>, 4> pl{};
+	const char *ready = std::getenv("WL_READY");
 
+	if (ready && *ready) {
+		std::FILE *f = std::fopen(ready, "w");
+
+		if (!f || std::fclose(f)) {
+			std::perror(ready);
+			return 70;
+		}
+	}
 	do {
 		sink = pl.step(200000);
 		__asm__ volatile("" ::: "memory");

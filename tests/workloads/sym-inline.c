@@ -9,6 +9,7 @@
  * marker comment "LINE:name" so they can be found with grep -n.
  *
  * usage: sym-inline [SECONDS]	(default 5); prints nothing
+ * Ready (wl_ready) and released (wl_wait_go) before run.
  */
 #include "wl.h"
 
@@ -49,6 +50,8 @@ int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 5;
 
+	wl_ready();
+	wl_wait_go();
 	run(wl_now() + secs);
 	BARRIER();
 	return 0;

@@ -26,6 +26,10 @@
  * half the run appends jit_late_hot, a copy of jit_hot at another address,
  * and runs that instead: the map grows while it is being recorded.
  *
+ * Ready (wl_ready) once the jitdump or map is written, released
+ * (wl_wait_go) before the loop: SECONDS, and the half of them after which
+ * jit_late_hot is announced, count from the release.
+ *
  * usage: sym-jit jitdump|jitcfi|jitnocfi DIR [SECONDS] | sym-jit perfmap [SECONDS]
  */
 #include "wl.h"
@@ -314,7 +318,7 @@ int main(int argc, char **argv)
 	int jitdump = fl || (argc > 1 && !strcmp(argv[1], "jitdump"));
 	int perfmap = argc > 1 && !strcmp(argv[1], "perfmap");
 	double seconds = wl_arg_seconds(argc, argv, jitdump ? 3 : 2, 5);
-	double end = wl_now() + seconds, half = wl_now() + seconds / 2;
+	double end, half;
 	int late = 0;
 
 	if ((!jitdump && !perfmap) || (jitdump && argc < 3)) {
@@ -352,6 +356,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	jit_entry = (jit_fn)(void *)(page + (fl ? FL_OUTER_OFF : OUTER_OFF));
+	wl_ready();
+	wl_wait_go();
+	end = wl_now() + seconds;
+	half = end - seconds / 2;
 	do {
 		call_jit(1000000);
 		BARRIER();

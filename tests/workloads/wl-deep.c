@@ -9,6 +9,7 @@
  * stack copy cannot reach main, a 16 KiB one can.
  *
  * usage: wl-deep [SECONDS [DEPTH]]	(defaults 5 and 40); prints nothing
+ * Ready (wl_ready) and released (wl_wait_go) right before run.
  */
 #include "wl.h"
 
@@ -43,8 +44,11 @@ NOINLINE void run(double seconds, int depth)
 int main(int argc, char **argv)
 {
 	int depth = (int)wl_arg(argc, argv, 2, 40, 10000);
+	double seconds = wl_arg_seconds(argc, argv, 1, 5);
 
-	run(wl_arg_seconds(argc, argv, 1, 5), depth);
+	wl_ready();
+	wl_wait_go();
+	run(seconds, depth);
 	BARRIER();
 	return 0;
 }

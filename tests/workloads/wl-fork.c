@@ -8,6 +8,9 @@
  * The parent waits for the child before it exits.
  *
  * usage: wl-fork [SECONDS [DELAY]]	(defaults 5 and 1); prints nothing
+ * Ready (wl_ready) and released (wl_wait_go) before it starts: SECONDS and
+ * DELAY count from the release, so the child is born after a recorder that
+ * attached before the release.
  */
 #include "wl.h"
 
@@ -44,9 +47,13 @@ int main(int argc, char **argv)
 {
 	double seconds = wl_arg_seconds(argc, argv, 1, 5);
 	double delay = wl_arg_seconds(argc, argv, 2, 1);
-	double start = wl_now(), end = start + seconds;
+	double start, end;
 	pid_t pid;
 
+	wl_ready();
+	wl_wait_go();
+	start = wl_now();
+	end = start + seconds;
 	parent_loop(start + (delay < seconds ? delay : seconds));
 	BARRIER();
 	pid = fork();

@@ -13,6 +13,7 @@
  * later symbolization still finds it; the tests remove it.
  *
  * usage: wl-jit [SECONDS]	(default 5); prints nothing
+ * Ready (wl_ready) once the map is written, released (wl_wait_go) before run.
  */
 #include "wl.h"
 #include "wl-jit.h"
@@ -85,6 +86,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	jit_entry = (jit_fn)(void *)(page + OUTER_OFF);
+	wl_ready();
+	wl_wait_go();
 	run(seconds);
 	BARRIER();
 	return 0;

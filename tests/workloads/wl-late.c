@@ -8,6 +8,9 @@
  * The late thread is named "late".
  *
  * usage: wl-late [SECONDS [DELAY]]	(defaults 5 and 1); prints nothing
+ * Ready (wl_ready) and released (wl_wait_go) before it starts: SECONDS and
+ * DELAY count from the release, so the late thread is born after a
+ * recorder that attached before the release.
  */
 #include "wl.h"
 
@@ -48,9 +51,12 @@ int main(int argc, char **argv)
 {
 	double seconds = wl_arg_seconds(argc, argv, 1, 5);
 	double delay = wl_arg_seconds(argc, argv, 2, 1);
-	double start = wl_now();
+	double start;
 	pthread_t t;
 
+	wl_ready();
+	wl_wait_go();
+	start = wl_now();
 	deadline = start + seconds;
 	main_loop(start + (delay < seconds ? delay : seconds));
 	BARRIER();

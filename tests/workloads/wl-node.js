@@ -9,6 +9,9 @@
 //
 // usage: node --perf-basic-prof --interpreted-frames-native-stack
 //             --no-turbo-inlining wl-node.js [SECONDS]	(default 5)
+//
+// Creates the file $WL_READY names, if set, when it reaches its loop (as
+// tests/workloads/wl.h's wl_ready does).
 'use strict';
 
 let sink = 0;
@@ -31,5 +34,7 @@ function sp_outer(n) {
 }
 
 const end = Date.now() + 1000 * Number(process.argv[2] || 5);
+if (process.env.WL_READY)
+	require('fs').writeFileSync(process.env.WL_READY, '');
 while (Date.now() < end)
 	sp_outer(100000);

@@ -4,6 +4,10 @@
 #   outer -> middle -> inner	nearly all of the time
 #
 # usage: python3.12 -X perf wl-python.py [SECONDS]	(default 5)
+#
+# Creates the file $WL_READY names, if set, when it reaches its loop (as
+# tests/workloads/wl.h's wl_ready does).
+import os
 import sys
 import time
 
@@ -25,6 +29,9 @@ def outer(n):
 
 def main():
     end = time.monotonic() + float(sys.argv[1] if len(sys.argv) > 1 else 5)
+    ready = os.environ.get("WL_READY")
+    if ready:
+        open(ready, "w").close()
     while time.monotonic() < end:
         outer(20000)
 

@@ -13,6 +13,7 @@
  * time).  tests/bats/common.bash holds the same numbers as WL_SINGLE_SHARE_*.
  *
  * usage: wl-single [SECONDS]	(default 5); prints nothing
+ * Ready (wl_ready) and released (wl_wait_go) right before run.
  */
 #include "wl.h"
 
@@ -67,7 +68,11 @@ NOINLINE void run(double seconds)
 
 int main(int argc, char **argv)
 {
-	run(wl_arg_seconds(argc, argv, 1, 5));
+	double seconds = wl_arg_seconds(argc, argv, 1, 5);
+
+	wl_ready();
+	wl_wait_go();
+	run(seconds);
 	BARRIER();
 	return 0;
 }
