@@ -3,6 +3,14 @@
 # the test workloads, targets killed at teardown, pipelines whose every
 # stage's exit status is kept, and shares of folded output.
 #
+# No test waits a fixed time for a thing to happen: a target is started
+# when it says it is ready (tests/workloads/wl.h: WL_READY), held until a
+# recorder has attached when the test needs its work to come after that
+# (WL_GO), and every wait is a poll with a bound far above what the step
+# needs (wait_until).  Counts of samples that a test asserts come from a
+# target's CPU-time budget (WL_CLOCK=cpu) recorded whole, not from a
+# wall-clock window that load would thin out.
+#
 # Environment:
 #   SP_BIN   directory holding sp-*/sp-* (default: the work tree; make check
 #            passes build/san)
@@ -70,39 +78,149 @@ build_workloads() {
 	done
 }
 
-# start_cmd CMD [ARGS...]: run a target in the background, note it for
-# stop_targets, and wait until it has exec'd CMD.  Sets TARGET_PID.
-start_cmd() {
-	local want i
-	"$@" >/dev/null 2>>"$BATS_TEST_TMPDIR/target.err" 3>&- &
-	TARGET_PID=$!
-	echo "$TARGET_PID" >>"$BATS_TEST_TMPDIR/targets"
-	want=$(readlink -f "$(command -v "$1")")
-	for ((i = 0; i < 200; i++)); do
-		[[ $(readlink "/proc/$TARGET_PID/exe" 2>/dev/null) == "$want" ]] &&
-			break
-		kill -0 "$TARGET_PID" 2>/dev/null ||
-			fail "target $* died at start: $(cat "$BATS_TEST_TMPDIR/target.err")"
-		sleep 0.01
-	done
-	((i < 200)) || fail "target $* did not exec $want within 2 s"
-	sleep "${TARGET_SETTLE:-0.1}"	# dynamic loading, reach the hot loop
+# now_ms: the wall clock in milliseconds (for bounds on how long a thing
+# took; the decimal separator of EPOCHREALTIME follows the locale).
+now_ms() {
+	local us=${EPOCHREALTIME//[!0-9]/}
+	echo $((us / 1000))
 }
 
-# start_target NAME [ARGS...]: start workload wl-NAME (built by
+# wait_until SECONDS WHAT CMD [ARGS...]: run CMD every 10 ms until it
+# succeeds (exit status 0); fail, naming WHAT, if it has not after SECONDS,
+# or at once if CMD exits with 2 or more: what it waits for cannot come
+# (CMD says why, with fatal).  The bound only keeps a broken run from
+# hanging: it is far above what any step needs.
+wait_until() {
+	local limit=$1 what=$2 end rc
+	shift 2
+	end=$(($(now_ms) + limit * 1000))
+	while :; do
+		"$@" && return 0
+		rc=$?
+		((rc == 1)) || fail "gave up waiting for $what"
+		(($(now_ms) < end)) || fail "waited $limit s for $what"
+		sleep 0.01
+	done
+}
+
+# fatal MESSAGE: for the conditions of wait_until: say why what it waits
+# for cannot come, and return 2.
+fatal() {
+	echo "# $*" >&2
+	return 2
+}
+
+# file_has FILE BYTES: FILE holds at least BYTES bytes.
+file_has() {
+	local n
+	n=$(stat -c %s "$1" 2>/dev/null) || return 1
+	((n >= $2))
+}
+
+# target_ready PID FILE: the target created FILE (fatal if it died
+# instead).
+target_ready() {
+	[[ -e $2 ]] && return 0
+	if gone "$1"; then
+		[[ -e $2 ]] && return 0
+		fatal "target $1 died before it was ready: $(cat "${BATS_TEST_TMPDIR:-$BATS_FILE_TMPDIR}/target.err" 2>/dev/null)"
+		return
+	fi
+	return 1
+}
+
+# target_execd PID PROGRAM: the target runs PROGRAM (fatal if it died).
+target_execd() {
+	[[ $(readlink "/proc/$1/exe" 2>/dev/null) == "$2" ]] && return 0
+	target_ready "$1" /nonexistent
+}
+
+# start_cmd [--exec|--go] CMD [ARGS...]: run a target in the background,
+# note it for stop_targets, and wait until it is ready: it has exec'd CMD
+# and, being one of tests/workloads, created the file $WL_READY names once
+# it reached its designed work (wl.h's wl_ready).  --exec waits for the
+# exec only (a program that knows no handshake).  --go also sets $WL_GO:
+# the workload then waits, before its designed work, until release_target;
+# what it does after that happens after a recorder attached before it.
+# Sets TARGET_PID and TARGET_GO (the file that releases it).  Variables
+# assigned before the call reach the target: WL_CLOCK=cpu start_target ...
+# In setup_file the files go to BATS_FILE_TMPDIR.
+start_cmd() {
+	local mode=ready want ready go='' dir=${BATS_TEST_TMPDIR:-$BATS_FILE_TMPDIR}
+	case $1 in
+	--exec | --go) mode=${1#--} && shift ;;
+	esac
+	TARGET_N=$((${TARGET_N:-0} + 1))
+	ready=$dir/ready.$TARGET_N
+	TARGET_GO=$dir/go.$TARGET_N
+	[[ $mode == go ]] && go=$TARGET_GO
+	WL_READY=$ready WL_GO=$go \
+		"$@" >/dev/null 2>>"$dir/target.err" 3>&- &
+	TARGET_PID=$!
+	echo "$TARGET_PID" >>"$dir/targets"
+	want=$(readlink -f "$(command -v "$1")")
+	wait_until 30 "target $* to exec $want" \
+		target_execd "$TARGET_PID" "$want"
+	[[ $mode == exec ]] ||
+		wait_until 30 "target $* to be ready ($ready)" \
+			target_ready "$TARGET_PID" "$ready"
+}
+
+# fd_is PID FD FILE: descriptor FD of process PID is open on FILE (fatal
+# when PID has ended).
+fd_is() {
+	[[ $(readlink "/proc/$1/fd/$2" 2>/dev/null) == "$3" ]] && return 0
+	target_ready "$1" /nonexistent
+}
+
+# start_dd: start dd copying /dev/zero to /dev/null one byte at a time
+# (nearly all of its time in read(2) and write(2)) and wait until it does.
+start_dd() {
+	start_cmd --exec dd if=/dev/zero of=/dev/null bs=1 count=4000000000
+	wait_until 30 "dd to open /dev/zero" fd_is "$TARGET_PID" 0 /dev/zero
+}
+
+# release_target [GO]: let the target started with start_cmd --go (or the
+# one whose go file is GO) begin its designed work.
+# shellcheck disable=SC2120	# GO is for a target started before the last
+release_target() {
+	: >"${1:-$TARGET_GO}"
+}
+
+# start_target [--go] NAME [ARGS...]: start workload NAME (built by
 # build_workloads), e.g. start_target wl-single 5.
 start_target() {
+	local opt=()
+	[[ $1 == --go ]] && opt=(--go) && shift
 	local name=$1
 	shift
 	[[ -x $WL_DIR/$name ]] || fail "workload $name not built: call build_workloads"
-	start_cmd "$WL_DIR/$name" "$@"
+	start_cmd "${opt[@]}" "$WL_DIR/$name" "$@"
 }
 
-# Kill every target this test started (and their children), reap them and
-# remove the perf maps they left.
+# kill_tree PID: SIGKILL PID and every process below it.
+kill_tree() {
+	local kid
+	# shellcheck disable=SC2013	# the files are lines of PIDs
+	for kid in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		kill_tree "$kid"
+	done
+	kill -KILL "$1" 2>/dev/null
+}
+
+# Kill every pipeline (sp_pipeline_start) and target this test (or
+# setup_file) started (and their children), reap them and remove the perf
+# maps they left.
 stop_targets() {
-	local pid kid
-	[[ -f $BATS_TEST_TMPDIR/targets ]] || return 0
+	local pid kid dir=${BATS_TEST_TMPDIR:-$BATS_FILE_TMPDIR}
+	if [[ -f $dir/pipelines ]]; then
+		while read -r pid; do
+			kill_tree "$pid"
+			wait "$pid" 2>/dev/null
+		done <"$dir/pipelines"
+		rm -f "$dir/pipelines"
+	fi
+	[[ -f $dir/targets ]] || return 0
 	while read -r pid; do
 		# shellcheck disable=SC2013	# the file is one line of PIDs
 		for kid in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
@@ -111,12 +229,17 @@ stop_targets() {
 		kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 		rm -f "/tmp/perf-$pid.map"
-	done <"$BATS_TEST_TMPDIR/targets"
-	rm -f "$BATS_TEST_TMPDIR/targets"
+	done <"$dir/targets"
+	rm -f "$dir/targets"
 	return 0
 }
 
 teardown() {
+	stop_targets
+}
+
+# what setup_file started (a target held by a setup_file that failed)
+teardown_file() {
 	stop_targets
 }
 
@@ -180,6 +303,94 @@ sp_pipeline() {
 		stage sp-symbolize "$SP_SYMBOLIZE" |
 		stage sp-fold "$SP_FOLD" "${fold[@]}" >"$PIPE_OUT"
 	collect_stages sp-record tee sp-unwind sp-symbolize sp-fold
+}
+
+# sp_pipeline_start OUT RECORD-ARGS... [-- FOLD-ARGS...]: sp_pipeline in
+# the background, its PID in PIPE_PID; then recording_started waits until
+# sp-record has attached and sp_pipeline_wait until it is over.
+sp_pipeline_start() {
+	PIPE_OUT=$1
+	sp_pipeline "$@" 3>&- &
+	PIPE_PID=$!
+	echo "$PIPE_PID" >>"$BATS_TEST_TMPDIR/pipelines"
+}
+
+# sp_pipeline_wait: wait for sp_pipeline_start's pipeline; sets PIPE_NAMES
+# and PIPE_STATUS as sp_pipeline does.
+sp_pipeline_wait() {
+	wait "$PIPE_PID" || true
+	collect_stages sp-record tee sp-unwind sp-symbolize sp-fold
+}
+
+# stream_begun RAW PID: the raw stream RAW holds its header, which sp-record
+# writes once it has attached (and resumed the targets); fatal when PID,
+# the recorder or its pipeline, has ended without one.
+stream_begun() {
+	file_has "$1" 112 && return 0
+	if gone "$2"; then
+		file_has "$1" 112 && return 0
+		fatal "the recorder ended before it wrote a stream header to $1:" \
+			"$(cat "$1.err" "${PIPE_OUT:-/nonexistent}".*.err 2>/dev/null)"
+		return
+	fi
+	return 1
+}
+
+# recording_started [RAW PID]: wait until sp-record, whose stream goes to RAW
+# (default: sp_pipeline_start's tee copy), has attached.
+recording_started() {
+	local raw=${1:-$PIPE_OUT.raw} pid=${2:-$PIPE_PID}
+	wait_until 60 "sp-record to attach (a header in $raw)" \
+		stream_begun "$raw" "$pid"
+}
+
+# attach_reported ERR PID: sp-record PID has written its attach report
+# ("sp-record: attached N threads in X ms") to ERR, its stderr; fatal when
+# PID ended without one.
+attach_reported() {
+	grep -q '^sp-record: attached ' "$1" 2>/dev/null && return 0
+	if gone "$2"; then
+		grep -q '^sp-record: attached ' "$1" 2>/dev/null && return 0
+		fatal "sp-record ended without an attach report: $(cat "$1")"
+		return
+	fi
+	return 1
+}
+
+# wait_attached ERR PID: wait until sp-record PID has attached in stop mode
+# and resumed its targets, as its attach report on ERR says.
+wait_attached() {
+	wait_until 60 "sp-record's attach report in $1" attach_reported "$1" "$2"
+}
+
+# gone PID: process PID has ended: no thread of it is left but zombies (a
+# main thread that exited before the others stays one until they have).
+gone() {
+	local f st
+	for f in /proc/"$1"/task/*/stat; do
+		st=$(sed -n 's/.*) \(.\) .*/\1/p' "$f" 2>/dev/null)
+		[[ -z $st || $st == [ZX] ]] || return 1
+	done
+	return 0
+}
+
+# record_released RAW [ARGS...]: sp-record -p $TARGET_PID -o RAW ARGS...
+# for a target started with start_cmd --go, which is released once
+# sp-record has attached: without -d, the recording holds the whole of the
+# target's designed work (with WL_CLOCK=cpu the same number of samples
+# however loaded the machine).  Sets status (sp-record's exit status), and
+# stderr and output (its stderr, also in RAW.err) as run would.
+record_released() {
+	local raw=$1 pid
+	shift
+	"$SP_RECORD" -p "$TARGET_PID" -o "$raw" "$@" 2>"$raw.err" 3>&- &
+	pid=$!
+	recording_started "$raw" "$pid"
+	release_target
+	status=0
+	wait "$pid" || status=$?
+	stderr=$(cat "$raw.err")
+	output=$stderr
 }
 
 # sp_replay RAW OUT [FOLD-ARGS...]: sp-unwind < RAW | sp-symbolize | sp-fold.
@@ -317,6 +528,40 @@ put_le32() {
 	printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $((v & 255)) \
 		$(((v >> 8) & 255)) $(((v >> 16) & 255)) $(((v >> 24) & 255)))" |
 		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+# raw_count FILE TYPE: how many records of TYPE the stream FILE (raw or
+# unwound: the stream header's size is the u32 at byte 12) holds.
+raw_count() {
+	# shellcheck disable=SC2016	# perl's variables
+	perl -e '
+		open(my $f, "<:raw", $ARGV[0]) or die "$ARGV[0]: $!\n";
+		read($f, my $h, 16) == 16 or die "$ARGV[0]: no stream header\n";
+		seek($f, unpack("x12 L", $h), 0);
+		my $n = 0;
+		while (read($f, my $r, 8) == 8) {
+			my ($t, $size) = unpack("LL", $r);
+			last if $size < 8;
+			$n++ if $t == $ARGV[1];
+			seek($f, $size - 8, 1);
+		}
+		print "$n\n";' "$1" "$2"
+}
+
+# raw_ksym_starts FILE: the start address (0x hex) of every KSYM record of
+# the raw stream FILE, one a line.
+raw_ksym_starts() {
+	# shellcheck disable=SC2016	# perl's variables
+	perl -e '
+		open(my $f, "<:raw", $ARGV[0]) or die "$ARGV[0]: $!\n";
+		read($f, my $h, 16) == 16 or die "$ARGV[0]: no stream header\n";
+		seek($f, unpack("x12 L", $h), 0);
+		while (read($f, my $r, 8) == 8) {
+			my ($t, $size) = unpack("LL", $r);
+			last if $size < 8;
+			read($f, my $body, $size - 8) == $size - 8 or last;
+			printf "0x%x\n", unpack("Q", $body) if $t == 11;
+		}' "$1"
 }
 
 # first_record FILE TYPE: byte offset of the first record of TYPE after the

@@ -459,7 +459,7 @@ fd_count() {
 }
 
 @test "attach: the descriptors of attached threads that exit are closed" {
-	start_cmd "$BATS_FILE_TMPDIR/texit"
+	start_cmd --exec "$BATS_FILE_TMPDIR/texit"
 	"$SP_RECORD" -p "$TARGET_PID" -o "$T/x.raw" 2>"$T/x.err" &
 	RECPID=$!
 	sleep 0.4
@@ -512,7 +512,7 @@ fd_count() {
 	[[ $(awk 'NR == 1 { print $1 }' /proc/kallsyms) != 0000000000000000 ]] ||
 		skip "needs readable /proc/kallsyms addresses (kptr_restrict)"
 	# one byte per read(2) and write(2): most samples have kernel frames
-	start_cmd dd if=/dev/zero of=/dev/null bs=1 count=4000000000
+	start_dd
 	run sp_record -p "$TARGET_PID" -F 999 -d 1 -o "$T/k.raw"
 	assert_success
 	run "$RAWCHECK" "$T/k.raw"

@@ -126,7 +126,7 @@ setup() {
 
 @test "python 3.12 -X perf: py:: frames and the interpreter below them" {
 	need_python312
-	TARGET_SETTLE=0.3 start_cmd "$PYTHON312" -X perf "$WL_SRC/wl-python.py" 8
+	start_cmd "$PYTHON312" -X perf "$WL_SRC/wl-python.py" 8
 	sp_pipeline "$T/py.folded" -p "$TARGET_PID" -d 3 -F 999
 	assert_pipeline_ok "$T/py.folded"
 
@@ -139,7 +139,7 @@ setup() {
 # and others, so node::Start (mangled or not) stands for main there.
 @test "node --perf-basic-prof: JS function names and node's main below them" {
 	need_node
-	TARGET_SETTLE=0.5 start_cmd "$NODE" --perf-basic-prof \
+	start_cmd "$NODE" --perf-basic-prof \
 		--interpreted-frames-native-stack --no-turbo-inlining \
 		"$WL_SRC/wl-node.js" 8
 	sp_pipeline "$T/node.folded" -p "$TARGET_PID" -d 3 -F 999

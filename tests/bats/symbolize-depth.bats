@@ -254,7 +254,7 @@ EOF_IN
 	head -c 100 /proc/kallsyms | grep -qv '^0000000000000000' ||
 		skip "needs readable kernel addresses (/proc/kallsyms shows zeros)"
 	# one byte per read(2) and write(2): nearly all of its time is in the kernel
-	start_cmd dd if=/dev/zero of=/dev/null bs=1 count=4000000000
+	start_dd
 	sp_pipeline "$T/out.folded" -p "$TARGET_PID" -d 2 -F 499
 	assert_pipeline_ok "$T/out.folded"
 	assert_share "$T/out.folded" '_\[k\]' 30
@@ -267,7 +267,7 @@ EOF_IN
 	need_perf_events
 	head -c 100 /proc/kallsyms | grep -qv '^0000000000000000' ||
 		skip "needs readable kernel addresses (/proc/kallsyms shows zeros)"
-	start_cmd dd if=/dev/zero of=/dev/null bs=1 count=4000000000
+	start_dd
 	sp_pipeline "$T/out.folded" -p "$TARGET_PID" -d 2 -F 499
 	assert_pipeline_ok "$T/out.folded"
 	# the reader may be another machine: no kallsyms file at all
@@ -329,7 +329,6 @@ EOF_IN
 @test "python3.12 -X perf: glue between py:: frames hidden, shown with --hidden" {
 	need_python312
 	start_cmd "$PYTHON312" -X perf "$WL_SRC/wl-python.py" 6
-	TARGET_SETTLE=0.5
 	record_target
 	assert_share "$T/out.folded" 'py::<module>[^;]*;py::main[^;]*;py::outer[^;]*;py::middle[^;]*;py::inner[^;]*(;|$)' 70
 	! grep -q '_PyEval_EvalFrameDefault;[^ ]*py::inner' "$T/out.folded" ||
