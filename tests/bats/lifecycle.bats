@@ -74,21 +74,32 @@ int main(int argc, char **argv)
 }
 C
 	cc -O2 -I"$SP_ROOT/lib" -o "$d/rawcheck" "$d/rawcheck.c"
-	# texit: 300 threads that exit after 1 s, the process after 4 s
+	# texit EXIT: 300 threads that exit once released (wl.h's handshake),
+	# the process once the file EXIT exists
 	cat >"$d/texit.c" <<'C'
+#include "wl.h"
 #include <pthread.h>
 #include <unistd.h>
-static void *f(void *a) { sleep(1); return a; }
-int main(void)
+static pthread_barrier_t go;
+static void *f(void *a) { pthread_barrier_wait(&go); return a; }
+int main(int argc, char **argv)
 {
-	pthread_t t;
+	pthread_t t[300];
+	alarm(120);
+	pthread_barrier_init(&go, 0, 301);
 	for (int i = 0; i < 300; i++)
-		pthread_create(&t, 0, f, 0);
-	sleep(4);
+		pthread_create(&t[i], 0, f, 0);
+	wl_ready();
+	wl_wait_go();
+	pthread_barrier_wait(&go);
+	for (int i = 0; i < 300; i++)
+		pthread_join(t[i], 0);
+	while (argc > 1 && access(argv[1], F_OK))
+		usleep(10000);
 	return 0;
 }
 C
-	cc -O2 -pthread -o "$d/texit" "$d/texit.c"
+	cc -O2 -pthread -I"$WL_SRC" -o "$d/texit" "$d/texit.c"
 }
 
 setup() {
@@ -151,8 +162,61 @@ fd_count() {
 	ls "/proc/$1/fd" 2>/dev/null | wc -l
 }
 
+# fds_at_most PID N: process PID has at most N descriptors open.
+fds_at_most() {
+	(($(fd_count "$1") <= $2))
+}
+
+# states_are PID STATES: thread_states PID is STATES.
+states_are() {
+	[[ $(thread_states "$1") == "$2" ]]
+}
+
+# not_stopped PID: no thread of PID is stopped (T) or stopped by ptrace (t).
+not_stopped() {
+	[[ $(thread_states "$1") != *[Tt]* ]]
+}
+
+# threads_are PID N: process PID has N threads.
+threads_are() {
+	local tasks=(/proc/"$1"/task/*)
+	((${#tasks[@]} == $2)) && [[ -e ${tasks[0]} ]]
+}
+
+# traced_by PID TRACER: ptrace has attached TRACER to PID.
+traced_by() {
+	[[ $(awk '$1 == "TracerPid:" { print $2 }' "/proc/$1/status" 2>/dev/null) == "$2" ]]
+}
+
+# The CPU time of process PID in clock ticks (utime + stime).
+cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+# cpu_grew PID TICKS: PID has used more than TICKS clock ticks of CPU.
+cpu_grew() {
+	(($(cpu_ticks "$1") > $2))
+}
+
+# child_runs PID PROGRAM: a child of PID has exec'd PROGRAM (fatal when PID
+# has ended).
+child_runs() {
+	local kid
+	if gone "$1"; then
+		fatal "process $1 ended"
+		return
+	fi
+	# shellcheck disable=SC2013	# the files are lines of PIDs
+	for kid in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		[[ $(readlink "/proc/$kid/exe" 2>/dev/null) == "$2" ]] && return 0
+	done
+	return 1
+}
+
 @test "launch: a 50 ms start-up is recorded from its first function, nothing before exec" {
-	run --separate-stderr sp_record -F 999 -o "$T/s.raw" -- "$WL_DIR/lc-startup" 50
+	# 50 ms of CPU time (WL_CLOCK=cpu): about 50 samples at 999 Hz, however
+	# loaded the machine
+	run --separate-stderr env WL_CLOCK=cpu "$SP_RECORD" -F 999 -o "$T/s.raw" -- "$WL_DIR/lc-startup" 50
 	assert_success
 	assert_clean <(echo "$stderr")
 	sp_replay "$T/s.raw" "$T/s.folded"
@@ -211,11 +275,13 @@ fd_count() {
 }
 
 @test "launch: SIGTERM and SIGINT are passed to COMMAND, the stream is complete" {
-	local sig rc
+	local sig rc sleep_bin
+	sleep_bin=$(readlink -f "$(command -v sleep)")
 	for sig in TERM INT; do
-		"$SP_RECORD" -o "$T/t.raw" -- sleep 30 2>"$T/err" &
+		"$SP_RECORD" -o "$T/t.raw" -- sleep 30 2>"$T/err" 3>&- &
 		RECPID=$!
-		sleep 0.5
+		# the signal comes while COMMAND runs
+		wait_until 30 "sp-record to run sleep" child_runs "$RECPID" "$sleep_bin"
 		kill -"$sig" "$RECPID"
 		rc=0
 		wait "$RECPID" || rc=$?
@@ -227,24 +293,44 @@ fd_count() {
 }
 
 @test "launch: -d stops recording while COMMAND runs on, --timeout ends it" {
-	SECONDS=0
-	run --separate-stderr sp_record -d 0.5 -o "$T/d.raw" -- sh -c 'sleep 1.5; exit 5'
-	assert_failure 5
-	((SECONDS >= 1)) || fail "sp-record did not wait for COMMAND"
-	[[ $stderr =~ 0\.[4-6][0-9]\ s ]] || fail "recording did not stop at 0.5 s: $stderr"
+	local rc t0 ms cs
+	# COMMAND runs until released, and is released only once the
+	# recording has ended: its summary is on stderr
+	# shellcheck disable=SC2016	# for the inner sh
+	"$SP_RECORD" -d 0.5 -o "$T/d.raw" -- \
+		sh -c 'while [ ! -e "$1" ]; do sleep 0.02; done; exit 5' sh "$T/go" \
+		2>"$T/d.err" 3>&- &
+	RECPID=$!
+	wait_until 60 "the summary of the -d 0.5 recording" \
+		grep -q '^sp-record: [0-9]* samples, ' "$T/d.err"
+	kill -0 "$RECPID" 2>/dev/null || fail "sp-record did not wait for COMMAND: $(cat "$T/d.err")"
+	[[ -n $(cat /proc/"$RECPID"/task/*/children) ]] || fail "COMMAND is not running"
+	: >"$T/go"
+	rc=0
+	wait "$RECPID" || rc=$?
+	RECPID=
+	assert_equal "$rc" 5
+	# stopped at 0.5 s, not later than COMMAND's start-up and a few passes
+	[[ $(cat "$T/d.err") =~ ,\ ([0-9]+)\.([0-9]{2})\ s($|[^0-9]) ]] ||
+		fail "no duration in the summary: $(cat "$T/d.err")"
+	cs=$((10#${BASH_REMATCH[1]}${BASH_REMATCH[2]}))
+	((cs >= 50 && cs < 200)) || fail "recording did not stop at 0.5 s: $(cat "$T/d.err")"
 	assert_stream "$T/d.raw"
 
-	SECONDS=0
+	# sleep 30: ending in a third of that is --timeout's doing
+	t0=$(now_ms)
 	run --separate-stderr sp_record --timeout 0.5 -o "$T/t.raw" -- sleep 30
+	ms=$(($(now_ms) - t0))
 	assert_failure 143
-	((SECONDS <= 3)) || fail "--timeout took $SECONDS s"
+	((ms < 10000)) || fail "--timeout 0.5 took $ms ms"
 	assert_stream "$T/t.raw"
 
-	# a command that ignores SIGTERM is killed after the grace period
-	SECONDS=0
+	# a command that ignores SIGTERM is killed after the grace period (3 s)
+	t0=$(now_ms)
 	run --separate-stderr sp_record --timeout 0.3 -o "$T/k.raw" -- sh -c 'trap "" TERM; exec sleep 30'
+	ms=$(($(now_ms) - t0))
 	assert_failure 137
-	((SECONDS <= 6)) || fail "SIGKILL came after $SECONDS s"
+	((ms < 20000)) || fail "SIGKILL came after $ms ms"
 	assert_stream "$T/k.raw"
 }
 
@@ -268,7 +354,8 @@ fd_count() {
 }
 
 @test "launch: a forked child's samples appear under its own pid" {
-	run --separate-stderr sp_record -F 999 -o "$T/f.raw" -- "$WL_DIR/wl-fork" 2 0.5
+	# CPU time (WL_CLOCK=cpu): the parent forks after 0.5 s of it
+	run --separate-stderr env WL_CLOCK=cpu "$SP_RECORD" -F 999 -o "$T/f.raw" -- "$WL_DIR/wl-fork" 2 0.5
 	assert_success
 	sp_replay "$T/f.raw" "$T/f.folded" --pid
 	assert_pipeline_ok "$T/f.folded"
@@ -279,7 +366,9 @@ fd_count() {
 }
 
 @test "launch: fork+exec: the exec'd child's own functions appear under its pid and name" {
-	run --separate-stderr sp_record -F 999 -o "$T/e.raw" -- \
+	# durations in CPU time (WL_CLOCK=cpu): the parent 1.5 s, the child
+	# 0.8 s from the parent's 0.3 s on, however loaded the machine
+	run --separate-stderr env WL_CLOCK=cpu "$SP_RECORD" -F 999 -o "$T/e.raw" -- \
 		"$WL_DIR/lc-spawn" 1.5 0.3 "$WL_DIR/lc-child" 0.8
 	assert_success
 	sp_replay "$T/e.raw" "$T/e.folded" --pid
@@ -291,8 +380,13 @@ fd_count() {
 }
 
 @test "attach: exec in the target itself: the new program's functions, name and mappings" {
-	start_cmd "$WL_DIR/lc-exec" 1 "$WL_DIR/lc-child" 1.5
-	sp_pipeline "$T/x.folded" -p "$TARGET_PID" -F 999 -d 2.2 -- --pid
+	# released after sp-record attached: 1 s of CPU time in lc-exec, then
+	# 1.5 s in lc-child (WL_CLOCK=cpu), all of it recorded
+	WL_CLOCK=cpu start_target --go lc-exec 1 "$WL_DIR/lc-child" 1.5
+	sp_pipeline_start "$T/x.folded" -p "$TARGET_PID" -F 999 -- --pid
+	recording_started
+	release_target
+	sp_pipeline_wait
 	assert_pipeline_ok "$T/x.folded"
 	assert_share "$T/x.folded" "^lc-exec-$TARGET_PID;main;before_exec_loop;before_exec_leaf(;|\$)" 10
 	assert_share "$T/x.folded" "^lc-child-$TARGET_PID;main;child_main_loop;child_main_leaf(;|\$)" 20
@@ -311,67 +405,72 @@ fd_count() {
 }
 
 @test "stop attach: SIGKILL of sp-record in the middle of attaching leaves the target running" {
-	start_target wl-threads 10
-	SP_TEST_ATTACH_DELAY_MS=5000 "$SP_RECORD" -p "$TARGET_PID" -o "$T/k.raw" 2>"$T/err" &
+	local t1
+	start_target wl-threads 30
+	SP_TEST_ATTACH_DELAY_MS=30000 "$SP_RECORD" -p "$TARGET_PID" -o "$T/k.raw" 2>"$T/err" 3>&- &
 	RECPID=$!
-	for ((i = 0; i < 100; i++)); do
-		[[ $(thread_states "$TARGET_PID") == ttttt ]] && break
-		sleep 0.05
-	done
-	assert_equal "$(thread_states "$TARGET_PID")" ttttt	# paused by ptrace
+	# paused by ptrace: its five threads stopped
+	wait_until 30 "sp-record to pause the target" states_are "$TARGET_PID" ttttt
 	kill -KILL "$RECPID"
 	wait "$RECPID" || true
 	RECPID=
-	sleep 0.2
-	states=$(thread_states "$TARGET_PID")
-	[[ $states != *[Tt]* ]] || fail "target threads still stopped after sp-record died: $states"
+	wait_until 10 "the target to run again after sp-record died (states $(thread_states "$TARGET_PID"))" \
+		not_stopped "$TARGET_PID"
 	# and it makes progress: its cpu time grows
-	t1=$(awk '{ print $14 + $15 }' "/proc/$TARGET_PID/stat")
-	sleep 0.3
-	t2=$(awk '{ print $14 + $15 }' "/proc/$TARGET_PID/stat")
-	((t2 > t1)) || fail "target does not run: cpu time $t1 -> $t2"
+	t1=$(cpu_ticks "$TARGET_PID")
+	wait_until 10 "the target's cpu time to grow from $t1" cpu_grew "$TARGET_PID" "$t1"
 }
 
 @test "stop attach: SIGINT while attaching resumes the target and ends cleanly" {
-	start_target wl-threads 10
-	SP_TEST_ATTACH_DELAY_MS=5000 "$SP_RECORD" -p "$TARGET_PID" -o "$T/i.raw" 2>"$T/err" &
+	local rc t0 ms
+	start_target wl-threads 30
+	# the pause would last 30 s: ending in a third of that is SIGINT's doing
+	SP_TEST_ATTACH_DELAY_MS=30000 "$SP_RECORD" -p "$TARGET_PID" -o "$T/i.raw" 2>"$T/err" 3>&- &
 	RECPID=$!
-	sleep 0.7
-	SECONDS=0
+	wait_until 30 "sp-record to pause the target" states_are "$TARGET_PID" ttttt
+	t0=$(now_ms)
 	kill -INT "$RECPID"
 	rc=0
 	wait "$RECPID" || rc=$?
+	ms=$(($(now_ms) - t0))
 	RECPID=
 	assert_equal "$rc" 0
-	((SECONDS <= 2)) || fail "SIGINT took $SECONDS s"
+	((ms < 10000)) || fail "SIGINT took $ms ms"
 	[[ $(thread_states "$TARGET_PID") != *[Tt]* ]] || fail "target left stopped"
 	assert_stream "$T/i.raw"
 	assert_clean "$T/err"
 }
 
 @test "stop attach: a target stopped by SIGSTOP stays stopped, also when sp-record is killed" {
-	start_target wl-single 10
+	start_target wl-single 30
 	kill -STOP "$TARGET_PID"
-	sleep 0.1
+	wait_until 10 "SIGSTOP to stop the target" states_are "$TARGET_PID" T
 	run --separate-stderr sp_record -p "$TARGET_PID" -d 0.3 -o "$T/g.raw"
 	assert_success
 	assert_equal "$(thread_states "$TARGET_PID")" T
-	SP_TEST_ATTACH_DELAY_MS=5000 "$SP_RECORD" -p "$TARGET_PID" -o "$T/g2.raw" 2>/dev/null &
+	SP_TEST_ATTACH_DELAY_MS=30000 "$SP_RECORD" -p "$TARGET_PID" -o "$T/g2.raw" 2>/dev/null 3>&- &
 	RECPID=$!
-	sleep 0.5
+	# killed while it holds the target
+	wait_until 30 "sp-record to trace the target" traced_by "$TARGET_PID" "$RECPID"
 	kill -KILL "$RECPID"
 	wait "$RECPID" || true
 	RECPID=
-	sleep 0.2
+	sleep 0.2	# time for a wrong resume to show
 	assert_equal "$(thread_states "$TARGET_PID")" T
 	kill -CONT "$TARGET_PID"
-	sleep 0.2
-	[[ $(thread_states "$TARGET_PID") != *[Tt]* ]] || fail "SIGCONT did not resume it"
+	wait_until 10 "SIGCONT to resume it (states $(thread_states "$TARGET_PID"))" \
+		not_stopped "$TARGET_PID"
 }
 
 @test "live attach: no pause, threads started later are followed" {
-	start_target wl-late 4 1
-	sp_pipeline "$T/l.folded" -p "$TARGET_PID" --attach live -d 2.5 -F 999 -- --tid
+	# released once sp-record attached: main alone for 1 s of CPU time,
+	# then main and the late thread until the process has used 4 s
+	# (WL_CLOCK=cpu); recorded to its end
+	WL_CLOCK=cpu start_target --go wl-late 4 1
+	sp_pipeline_start "$T/l.folded" -p "$TARGET_PID" --attach live -F 999 -- --tid
+	recording_started
+	release_target
+	sp_pipeline_wait
 	assert_pipeline_ok "$T/l.folded"
 	run grep -c 'attached' "$T/l.folded.sp-record.err"
 	assert_output 0
@@ -380,9 +479,10 @@ fd_count() {
 
 @test "launch: a storm of 10,000 threads completes, leaks nothing, and is sampled" {
 	"$SP_RECORD" -F 4999 -o "$T/st.raw" -- "$WL_DIR/lc-storm" 10000 4 300000 \
-		>"$T/st.out" 2>"$T/st.err" &
+		>"$T/st.out" 2>"$T/st.err" 3>&- &
 	RECPID=$!
-	sleep 0.3
+	# its events are open once the stream has a header
+	recording_started "$T/st.raw" "$RECPID"
 	base=$(fd_count "$RECPID")
 	max=$base
 	while kill -0 "$RECPID" 2>/dev/null; do
@@ -402,6 +502,7 @@ fd_count() {
 		fail "summary: $(cat "$T/st.err")"
 	sp_replay "$T/st.raw" "$T/st.folded" --tid
 	assert_pipeline_ok "$T/st.folded"
+	# 10,000 threads of 0.3 ms of CPU time each: 3 s, about 15,000 samples
 	n=$(fold_count "$T/st.folded" ';storm_thread;storm_leaf(;|$)')
 	tids=$(grep -E ';storm_thread;storm_leaf' "$T/st.folded" | cut -d';' -f1 | sort -u | wc -l)
 	((n >= 1000 && tids >= 500)) ||
@@ -409,12 +510,15 @@ fd_count() {
 }
 
 @test "attach: a storm of 10,000 threads in a running target leaks no descriptor" {
-	start_target lc-storm 10000 4 300000
-	"$SP_RECORD" -p "$TARGET_PID" -F 999 -o "$T/sp.raw" 2>"$T/sp.err" &
+	# it storms until released, then 10,000 threads more: sp-record
+	# attaches in the middle of a storm and sees 10,000 threads come and go
+	start_target --go lc-storm 10000 4 300000
+	"$SP_RECORD" -p "$TARGET_PID" -F 999 -o "$T/sp.raw" 2>"$T/sp.err" 3>&- &
 	RECPID=$!
-	sleep 0.5
+	recording_started "$T/sp.raw" "$RECPID"
 	base=$(fd_count "$RECPID")
 	max=$base
+	release_target
 	while kill -0 "$RECPID" 2>/dev/null; do
 		n=$(fd_count "$RECPID")
 		((n > max)) && max=$n
@@ -426,7 +530,7 @@ fd_count() {
 	assert_equal "$rc" 0
 	assert_clean "$T/sp.err"
 	((max <= base)) || fail "descriptors grew from $base to $max"
-	grep -qE '^sp-record: [0-9]+ samples, 0 lost events, [0-9]{4,} threads' "$T/sp.err" ||
+	grep -qE '^sp-record: [0-9]+ samples, 0 lost events, [0-9]{5,} threads' "$T/sp.err" ||
 		fail "summary: $(cat "$T/sp.err")"
 	assert_stream "$T/sp.raw"
 }
@@ -434,9 +538,10 @@ fd_count() {
 @test "1,000 threads: launch needs one descriptor per cpu, -p one per thread and cpu" {
 	local ncpu
 	ncpu=$(nproc)
-	"$SP_RECORD" -o "$T/m.raw" -- "$WL_DIR/lc-many" 1000 3 >/dev/null 2>"$T/m.err" &
+	"$SP_RECORD" -o "$T/m.raw" -- "$WL_DIR/lc-many" 1000 3 >"$T/m.out" 2>"$T/m.err" 3>&- &
 	RECPID=$!
-	sleep 2
+	# counted once all 1001 threads run (COMMAND's stdout is sp-record's)
+	wait_until 60 "lc-many to start its threads" grep -q '^ready$' "$T/m.out"
 	n=$(fd_count "$RECPID")
 	wait "$RECPID"
 	RECPID=
@@ -444,11 +549,11 @@ fd_count() {
 	((n <= ncpu + 16)) || fail "launch mode holds $n descriptors"
 	assert_clean "$T/m.err"
 
-	start_target lc-many 1000 6
-	sleep 0.5
-	"$SP_RECORD" -p "$TARGET_PID" -d 2 -o "$T/m2.raw" 2>"$T/m2.err" &
+	start_target lc-many 1000 60
+	"$SP_RECORD" -p "$TARGET_PID" -d 2 -o "$T/m2.raw" 2>"$T/m2.err" 3>&- &
 	RECPID=$!
-	sleep 1.5
+	# counted once attached to all of them
+	wait_attached "$T/m2.err" "$RECPID"
 	n=$(fd_count "$RECPID")
 	wait "$RECPID"
 	RECPID=
@@ -459,15 +564,20 @@ fd_count() {
 }
 
 @test "attach: the descriptors of attached threads that exit are closed" {
-	start_cmd --exec "$BATS_FILE_TMPDIR/texit"
-	"$SP_RECORD" -p "$TARGET_PID" -o "$T/x.raw" 2>"$T/x.err" &
+	# texit: 300 threads that exit once released, the process when told
+	start_cmd --go "$BATS_FILE_TMPDIR/texit" "$T/exit"
+	"$SP_RECORD" -p "$TARGET_PID" -o "$T/x.raw" 2>"$T/x.err" 3>&- &
 	RECPID=$!
-	sleep 0.4
+	wait_attached "$T/x.err" "$RECPID"
 	before=$(fd_count "$RECPID")
-	sleep 1.2
+	release_target
+	wait_until 30 "the 300 threads to exit" threads_are "$TARGET_PID" 1
+	wait_until 30 "sp-record to close their descriptors (holds $(fd_count "$RECPID"))" \
+		fds_at_most "$RECPID" 16
 	after=$(fd_count "$RECPID")
 	echo "# 301 threads attached: $before descriptors; after 300 exited: $after" >&3
 	((before >= 300 && after <= 16)) || fail "descriptors $before -> $after"
+	: >"$T/exit"
 	wait "$RECPID"
 	RECPID=
 	assert_clean "$T/x.err"
@@ -475,8 +585,7 @@ fd_count() {
 }
 
 @test "1,000 threads under a low RLIMIT_NOFILE: a clear error, the target unharmed" {
-	start_target lc-many 1000 6
-	sleep 0.5
+	start_target lc-many 1000 60
 	run --separate-stderr bash -c "ulimit -n 512 && exec '$SP_RECORD' -p $TARGET_PID -d 1 -o '$T/r.raw'"
 	assert_failure 2
 	[[ $stderr =~ 1001\ threads\ need\ [0-9]+\ event\ descriptors.*RLIMIT_NOFILE\ 512 ]] ||
@@ -485,25 +594,47 @@ fd_count() {
 }
 
 @test "-p with several processes ends when the last exits, with the samples of both" {
-	start_target wl-single 1
-	a=$TARGET_PID
-	start_target wl-single 2
+	local a b ga t0 ms
+	# released once sp-record attached: 1 s and 2 s of CPU time
+	WL_CLOCK=cpu start_target --go wl-single 1
+	a=$TARGET_PID ga=$TARGET_GO
+	WL_CLOCK=cpu start_target --go wl-single 2
 	b=$TARGET_PID
-	SECONDS=0
-	sp_pipeline "$T/two.folded" -p "$a,$b" -F 999 -- --pid
+	sp_pipeline_start "$T/two.folded" -p "$a,$b" -F 999 -- --pid
+	recording_started
+	release_target "$ga"
+	release_target
+	wait_until 60 "both targets to exit" gone "$b"
+	t0=$(now_ms)
+	# sp-record looks every 100 ms: 10 s is far more than it needs
+	wait_until 10 "sp-record to end after the last target" \
+		test -e "$PIPE_OUT.sp-record.status"
+	ms=$(($(now_ms) - t0))
+	sp_pipeline_wait
 	assert_pipeline_ok "$T/two.folded"
-	((SECONDS <= 5)) || fail "took $SECONDS s"
+	echo "# sp-record ended $ms ms after the last target" >&3
 	assert_share "$T/two.folded" "^wl-single-$a;main;run(;|\$)" 3
 	assert_share "$T/two.folded" "^wl-single-$b;main;run(;|\$)" 40
 }
 
 @test "a process that exits halfway ends the recording cleanly with the samples of its life" {
-	start_target wl-single 1.5
-	SECONDS=0
-	sp_pipeline "$T/h.folded" -p "$TARGET_PID" -F 999 -d 10
+	local t0 ms
+	# released once sp-record attached: 1.5 s of CPU time, all recorded
+	WL_CLOCK=cpu start_target --go wl-single 1.5
+	sp_pipeline_start "$T/h.folded" -p "$TARGET_PID" -F 999 -d 60
+	recording_started
+	release_target
+	wait_until 60 "the target to exit" gone "$TARGET_PID"
+	t0=$(now_ms)
+	# -d 60: ending in a sixth of that is the target's exit's doing
+	wait_until 10 "sp-record to end after its target" \
+		test -e "$PIPE_OUT.sp-record.status"
+	ms=$(($(now_ms) - t0))
+	sp_pipeline_wait
 	assert_pipeline_ok "$T/h.folded"
-	((SECONDS <= 4)) || fail "took $SECONDS s for a target of 1.5 s"
+	echo "# sp-record ended $ms ms after the target" >&3
 	assert_share "$T/h.folded" '(^|;)main;run(;|$)' 95
+	# 1.5 s of CPU time at 999 Hz: about 1500 samples
 	total=$(fold_count "$T/h.folded")
 	((total >= 300)) || fail "only $total samples"
 }
@@ -525,7 +656,7 @@ fd_count() {
 	command -v readelf >/dev/null || skip "needs readelf (binutils)"
 	want=$(readelf -n "$WL_DIR/lc-child" | sed -n 's/.*Build ID: //p')
 	[[ -n $want ]] || skip "lc-child was built without a build id"
-	start_cmd "$WL_DIR/lc-child" 5
+	start_cmd "$WL_DIR/lc-child" 60
 	run sp_record -p "$TARGET_PID" -d 0.3 -o "$T/b.raw"
 	assert_success
 	run "$RAWCHECK" "$T/b.raw"
@@ -537,17 +668,27 @@ fd_count() {
 }
 
 @test "PERFMAP: appended lines as they come, a rewrite resets, the map may then go" {
+	# each change waits until the stream holds a PERFMAP record for the
+	# one before (rawcheck reads what sp-record has written so far)
 	# shellcheck disable=SC2016
 	run --separate-stderr sp_record -o "$T/p.raw" -- sh -c '
 		m=/tmp/perf-$$.map
-		printf "1000 10 one\n" >$m; sleep 0.4
-		printf "2000 10 two\n20" >>$m; sleep 0.4
-		printf "00 10 three\n" >>$m; sleep 0.4
-		printf "4000 10 four\n" >$m.new; mv $m.new $m; sleep 0.4
-		rm -f $m'
+		seen() {
+			i=0
+			until [ "$("$0" "$1" 2>/dev/null | grep -c "^perfmap ")" -ge $2 ]; do
+				i=$((i + 1))
+				[ $i -le 3000 ] || { echo "no PERFMAP record $2" >&2; exit 99; }
+				sleep 0.01
+			done
+		}
+		printf "1000 10 one\n" >$m; seen "$1" 1
+		printf "2000 10 two\n20" >>$m; seen "$1" 2
+		printf "00 10 three\n" >>$m; seen "$1" 3
+		printf "4000 10 four\n" >$m.new; mv $m.new $m; seen "$1" 4
+		rm -f $m' "$RAWCHECK" "$T/p.raw"
 	assert_success
 	run "$RAWCHECK" "$T/p.raw"
-	assert_line --index 0 --regexp '^perfmap [0-9]+ 0 12$'
+	assert_equal "$(grep -m1 '^perfmap' <<<"$output" | sed 's/ [0-9]* / PID /')" 'perfmap PID 0 12'
 	pm=$(grep -A1 '^perfmap' <<<"$output" | grep -v '^--$')
 	exp=$(printf 'one\n' ; printf 'two\n'; printf 'three\n'; printf 'four\n')
 	assert_equal "$(grep -v '^perfmap' <<<"$pm" | awk '{ print $3 }')" "$exp"
