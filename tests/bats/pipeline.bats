@@ -18,12 +18,17 @@ setup() {
 }
 
 @test "wl-single: samples unwind to main and the leaf shares match the design" {
-	start_target wl-single 8
-	sp_pipeline "$T/single.folded" -p "$TARGET_PID" -d 3 -F 999
+	# released once sp-record attached: 3 s of CPU time (WL_CLOCK=cpu),
+	# recorded to its end: about 3000 samples however loaded the machine
+	WL_CLOCK=cpu start_target --go wl-single 3
+	sp_pipeline_start "$T/single.folded" -p "$TARGET_PID" -F 999
+	recording_started
+	release_target
+	sp_pipeline_wait
 	assert_pipeline_ok "$T/single.folded"
 
 	total=$(fold_count "$T/single.folded")
-	((total >= 1000)) || fail "only $total samples in 3 s at 999 Hz"
+	((total >= 1000)) || fail "only $total samples in 3 s of CPU time at 999 Hz"
 	assert_share "$T/single.folded" '(^|;)main;run(;|$)' 95
 	assert_share_near "$T/single.folded" \
 		'(^|;)main;run;outer_a;middle_a;leaf_a(;|$)' "$WL_SINGLE_SHARE_A"
@@ -34,14 +39,21 @@ setup() {
 }
 
 @test "wl-threads --tid: four worker threads, each with its own chain" {
-	start_target wl-threads 8
-	sp_pipeline "$T/threads.folded" -p "$TARGET_PID" -d 3 -F 999 -- --tid
-	assert_pipeline_ok "$T/threads.folded"
-
+	# ready once its workers have their names: their TIDs
+	start_target wl-threads 30
 	seen=()
 	for n in 1 2 3 4; do
 		tid=$(thread_tid "$TARGET_PID" "worker-$n") ||
 			fail "no thread worker-$n in /proc/$TARGET_PID/task"
+		seen+=("$tid")
+	done
+	[[ $(printf '%s\n' "${seen[@]}" | sort -u | wc -l) -eq 4 ]] ||
+		fail "worker TIDs not distinct: ${seen[*]}"
+	sp_pipeline "$T/threads.folded" -p "$TARGET_PID" -d 3 -F 999 -- --tid
+	assert_pipeline_ok "$T/threads.folded"
+
+	for n in 1 2 3 4; do
+		tid=${seen[n - 1]}
 		chain="thread_main_$n;work_$n;spin_$n"
 		assert_share "$T/threads.folded" "(^|;)$chain(;|\$)" 12
 		# every sample of chain N belongs to worker-N: its TID is named
@@ -53,15 +65,16 @@ setup() {
 				fail "chain $n not attributed to worker-$n (TID $tid): $line"
 			}
 		done < <(grep -E "(^|;)$chain(;| )" "$T/threads.folded")
-		seen+=("$tid")
 	done
-	[[ $(printf '%s\n' "${seen[@]}" | sort -u | wc -l) -eq 4 ]] ||
-		fail "worker TIDs not distinct: ${seen[*]}"
 }
 
 @test "wl-late --tid: a thread born after attaching is sampled with its chain" {
-	start_target wl-late 6 1
-	sp_pipeline "$T/late.folded" -p "$TARGET_PID" -d 3 -F 999 -- --tid
+	# released once sp-record attached: the late thread comes 1 s later
+	start_target --go wl-late 30 1
+	sp_pipeline_start "$T/late.folded" -p "$TARGET_PID" -d 3 -F 999 -- --tid
+	recording_started
+	release_target
+	sp_pipeline_wait
 	assert_pipeline_ok "$T/late.folded"
 
 	tid=$(thread_tid "$TARGET_PID" late) || fail "the late thread never started"
@@ -74,8 +87,12 @@ setup() {
 }
 
 @test "wl-fork --pid: a child forked after attaching is sampled as its own process" {
-	start_target wl-fork 6 1
-	sp_pipeline "$T/fork.folded" -p "$TARGET_PID" -d 3 -F 999 -- --pid
+	# released once sp-record attached: the child comes 1 s later
+	start_target --go wl-fork 30 1
+	sp_pipeline_start "$T/fork.folded" -p "$TARGET_PID" -d 3 -F 999 -- --pid
+	recording_started
+	release_target
+	sp_pipeline_wait
 	assert_pipeline_ok "$T/fork.folded"
 
 	child=$(cat "/proc/$TARGET_PID/task/$TARGET_PID/children" 2>/dev/null)
@@ -100,10 +117,12 @@ setup() {
 }
 
 @test "offline: a recording unwinds after its target has exited" {
-	start_target wl-single 30
-	run sp_record -p "$TARGET_PID" -d 2 -o "$T/off.raw"
+	# released once sp-record attached: 2 s of CPU time (WL_CLOCK=cpu),
+	# recorded to its end: about 2000 samples at 999 Hz, enough for the
+	# share to be within its tolerance
+	WL_CLOCK=cpu start_target --go wl-single 2
+	record_released "$T/off.raw" -F 999
 	assert_success
-	kill "$TARGET_PID"
 	wait "$TARGET_PID" || true
 	[[ ! -e /proc/$TARGET_PID ]] || fail "target $TARGET_PID still there"
 
@@ -115,8 +134,12 @@ setup() {
 }
 
 @test "JIT code: perf-map names and unwinding through frame-pointer frames" {
-	start_target wl-jit 8
-	sp_pipeline "$T/jit.folded" -p "$TARGET_PID" -d 3 -F 999
+	# released once sp-record attached: 3 s of CPU time, recorded to its end
+	WL_CLOCK=cpu start_target --go wl-jit 3
+	sp_pipeline_start "$T/jit.folded" -p "$TARGET_PID" -F 999
+	recording_started
+	release_target
+	sp_pipeline_wait
 	assert_pipeline_ok "$T/jit.folded"
 
 	assert_share "$T/jit.folded" '(^|;)jit_hot_\[j\](;|$)' 90
