@@ -18,14 +18,10 @@ setup_file() {
 	need_perf_events
 	build_workloads
 	D=$BATS_FILE_TMPDIR
-	"$WL_DIR/wl-single" 10 3>&- &
-	pid=$!
-	sleep 0.1
-	"$SP_RECORD" -p "$pid" -d 1 -F 499 -o "$D/good.raw" 2>"$D/record.err" ||
-		true
-	kill "$pid"
-	wait "$pid" || true
-	[[ -s $D/good.raw ]] || fail "cannot record: $(cat "$D/record.err")"
+	# 1 s of CPU time (WL_CLOCK=cpu), all recorded: about 500 samples
+	WL_CLOCK=cpu start_target --go wl-single 1
+	record_released "$D/good.raw" -F 499
+	[[ -s $D/good.raw ]] || fail "cannot record: $stderr"
 	"$SP_UNWIND" <"$D/good.raw" >"$D/good.unw" 2>/dev/null || true
 	"$SP_SYMBOLIZE" <"$D/good.unw" >"$D/good.sym" 2>/dev/null || true
 	[[ -s $D/good.unw && -s $D/good.sym ]] ||

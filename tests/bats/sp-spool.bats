@@ -15,13 +15,17 @@ setup_file() {
 	need_perf_events
 	build_workloads
 	D=$BATS_FILE_TMPDIR
-	"$WL_DIR/wl-deep" 10 3>&- &
+	# released once sp-record attached: 2 s of CPU time (WL_CLOCK=cpu),
+	# recorded to its end: about 2000 samples however loaded the machine
+	WL_CLOCK=cpu start_target --go wl-deep 2
+	{
+		"$SP_RECORD" -p "$TARGET_PID" -F 999 2>"$D/record.err" | tee "$D/s.raw" |
+			"$SP_UNWIND" 2>/dev/null | "$SP_SPOOL" write "$D/s.spool" 2>"$D/write.err" ||
+			true
+	} 3>&- &
 	pid=$!
-	sleep 0.1
-	"$SP_RECORD" -p "$pid" -d 2 -F 999 2>"$D/record.err" | tee "$D/s.raw" |
-		"$SP_UNWIND" 2>/dev/null | "$SP_SPOOL" write "$D/s.spool" 2>"$D/write.err" ||
-		true
-	kill "$pid"
+	recording_started "$D/s.raw" "$pid"
+	release_target
 	wait "$pid" || true
 	[[ -s $D/s.raw && -s $D/s.spool ]] ||
 		fail "cannot record: $(cat "$D/record.err" "$D/write.err")"
@@ -105,7 +109,7 @@ EOF
 		[[ $output == *"$key:"* ]] || fail "no '$key' in: $output"
 	done
 	samples=$(sed -n 's/^samples: *//p' <<<"$output")
-	((samples >= 500)) || fail "only $samples samples in 2 s at 999 Hz"
+	((samples >= 500)) || fail "only $samples samples in 2 s of CPU time at 999 Hz"
 	run --separate-stderr "$SP_SPOOL" info --json "$D/s.spool"
 	assert_success
 	python3 -m json.tool <<<"$output" >/dev/null || fail "not JSON: $output"
@@ -143,13 +147,14 @@ assert d["compression_ratio"] > 1
 @test "sp-spool: a writer killed with SIGKILL leaves a spool cut after its last block" {
 	need_perf_events
 	build_workloads
-	start_target wl-deep 8
-	# sp-unwind writes 256 KiB at a time: sample fast enough to fill that
-	"$SP_RECORD" -p "$TARGET_PID" -d 5 -F 9999 2>/dev/null |
-		"$SP_UNWIND" -q 2>/dev/null |
+	start_target wl-deep 120
+	# sp-unwind writes 256 KiB at a time: sample fast enough to fill that;
+	# killed once a block follows the spool's header (120 bytes)
+	"$SP_RECORD" -p "$TARGET_PID" -d 120 -F 9999 2>/dev/null 3>&- |
+		"$SP_UNWIND" -q 2>/dev/null 3>&- |
 		"$SP_SPOOL" write "$T/k.spool" 2>/dev/null 3>&- &
 	local spool=$!
-	sleep 2.5
+	wait_until 60 "sp-spool to write a block" file_has "$T/k.spool" 121
 	kill -KILL "$spool"
 	wait "$spool" || true
 	for cmd in info verify; do
@@ -164,12 +169,18 @@ assert d["compression_ratio"] > 1
 	run sh -c "'$SP_SYMBOLIZE' <'$T/k.unw' >/dev/null"
 	((status <= 1)) || fail "the cut spool's stream does not symbolize: $output"
 
-	# a pause in the input: what came before it is in blocks by now
-	{ head -c 60000 "$D/s.unw"; sleep 4; } | "$SP_SPOOL" write "$T/p.spool" 2>/dev/null 3>&- &
+	# a pause in the input (the fifo stays open, nothing more comes):
+	# after a second of quiet what came before it is written in blocks
+	mkfifo "$T/in"
+	"$SP_SPOOL" write "$T/p.spool" <"$T/in" 2>/dev/null 3>&- &
 	spool=$!
-	sleep 2
+	exec 5>"$T/in"
+	head -c 60000 "$D/s.unw" >&5
+	wait_until 30 "sp-spool to write what came before the pause" \
+		file_has "$T/p.spool" 121
 	kill -KILL "$spool"
 	wait "$spool" || true
+	exec 5>&-
 	run sh -c "'$SP_SPOOL' cat '$T/p.spool' | '$SP_SYMBOLIZE' | '$SP_FOLD' >'$T/p.folded'"
 	assert_output --partial "is cut at byte"
 	(($(fold_count "$T/p.folded") > 100)) || fail "the samples before the kill are lost"

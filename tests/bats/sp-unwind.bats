@@ -64,11 +64,12 @@ EOF
 @test "sp-unwind: the end-of-run report counts how stacks ended" {
 	need_perf_events
 	build_workloads
-	start_target wl-single 8
-	run sp_record -p "$TARGET_PID" -d 2 -F 999 -o "$T/single.raw"
+	# 2 s of CPU time (WL_CLOCK=cpu), all recorded: about 2000 samples
+	WL_CLOCK=cpu start_target --go wl-single 2
+	record_released "$T/single.raw" -F 999
 	assert_success
 	unwind_report "$T/single.raw"
-	((SAMPLES >= 500)) || fail "only $SAMPLES samples in 2 s at 999 Hz"
+	((SAMPLES >= 500)) || fail "only $SAMPLES samples in 2 s of CPU time at 999 Hz"
 	((ROOT * 100 >= SAMPLES * 95)) ||
 		fail "only $ROOT of $SAMPLES samples unwound to the root"
 	# three leaves, a handful of stacks besides (the clock check)
@@ -78,8 +79,8 @@ EOF
 @test "sp-unwind: a 1024-byte stack copy truncates a deep stack" {
 	need_perf_events
 	build_workloads
-	start_target wl-deep 8 40
-	run sp_record -p "$TARGET_PID" -d 2 -F 999 --stack-size 1024 -o "$T/deep.raw"
+	WL_CLOCK=cpu start_target --go wl-deep 2 40
+	record_released "$T/deep.raw" -F 999 --stack-size 1024
 	assert_success
 	unwind_report "$T/deep.raw"
 	((TRUNCATED * 100 >= SAMPLES * 90)) ||
@@ -94,8 +95,8 @@ EOF
 @test "sp-unwind: a 16 KiB stack copy unwinds the same deep stack to the root" {
 	need_perf_events
 	build_workloads
-	start_target wl-deep 8 40
-	run sp_record -p "$TARGET_PID" -d 2 -F 999 --stack-size 16384 -o "$T/deep.raw"
+	WL_CLOCK=cpu start_target --go wl-deep 2 40
+	record_released "$T/deep.raw" -F 999 --stack-size 16384
 	assert_success
 	unwind_report "$T/deep.raw"
 	((ROOT * 100 >= SAMPLES * 95)) ||
