@@ -89,7 +89,18 @@ frame_field() {
 
 record_target() {
 	need_perf_events
-	sp_pipeline "$T/out.folded" -p "$TARGET_PID" -d "${REC_SECONDS:-2}" -F 499 "$@"
+	sp_pipeline "$T/out.folded" -p "$TARGET_PID" -d 2 -F 499 "$@"
+	assert_pipeline_ok "$T/out.folded"
+}
+
+# record_released_target: record the target started with start_cmd --go to
+# its end, releasing it once sp-record has attached.
+record_released_target() {
+	need_perf_events
+	sp_pipeline_start "$T/out.folded" -p "$TARGET_PID" -F 499
+	recording_started
+	release_target
+	sp_pipeline_wait
 	assert_pipeline_ok "$T/out.folded"
 }
 
@@ -275,8 +286,24 @@ EOF_IN
 		"$SP_SYMBOLIZE" --kallsyms /nonexistent >"$T/out.sym" 2>"$T/sym.err"
 	grep -q $'\tkernel\tkallsyms\t-\t0xffff[0-9a-f]*\t[a-z_]' "$T/out.sym" ||
 		fail "no kernel frame named from the recording: $(grep -m3 $'\tkernel\t' "$T/out.sym")"
-	! grep -q $'\tkernel\tnone\t' "$T/out.sym" ||
-		fail "kernel frames left unnamed: $(grep -m3 $'\tkernel\tnone\t' "$T/out.sym")"
+	# Every kernel frame is named from the recording, but for one kind: a
+	# caller frame (#1 on) is looked up one byte before its address, as a
+	# return address is, and when that address is the first byte of a
+	# function the recording captured, the byte before lies outside it.
+	# Kernels with retpoline-style thunks report the thunk's jump target
+	# so, depending on where a sample lands and on the kernel's mitigations.
+	raw_ksym_starts "$T/out.folded.raw" >"$T/ksym.starts"
+	awk -F'\t' 'NR == FNR { start[$1] = 1; next }
+		$1 == "frame" && $5 == "kernel" && $6 == "none" {
+			if ($4 > 0 && $8 in start)
+				at_start++
+			else
+				print
+		}
+		END { if (at_start) printf "# %d caller frames at a function'"'"'s first byte\n", at_start > "/dev/stderr" }' \
+		"$T/ksym.starts" "$T/out.sym" >"$T/unnamed" 2>&3
+	[[ ! -s $T/unnamed ]] ||
+		fail "kernel frames left unnamed: $(head -3 "$T/unnamed")"
 }
 
 @test "jitdump: a test JIT's code named from jit-PID.dump with lines (live)" {
@@ -308,15 +335,17 @@ EOF_IN
 }
 
 @test "perf map appended while recording: early and late JIT functions both named" {
-	start_cmd "$D/sym-jit" perfmap 4
-	REC_SECONDS=3 record_target
+	# released once sp-record attached: jit_hot for 2 s of CPU time, then
+	# jit_late_hot for 2 s more (WL_CLOCK=cpu), all of it recorded
+	WL_CLOCK=cpu start_cmd --go "$D/sym-jit" perfmap 4
+	record_released_target
 	assert_share "$T/out.folded" '(^|;)jit_outer_\[j\];jit_hot_\[j\]($|;)' 10
 	assert_share "$T/out.folded" '(^|;)jit_outer_\[j\];jit_late_hot_\[j\]($|;)' 10
 }
 
 @test "perf map removed after the recording: names from the recorder's snapshot" {
-	start_cmd "$D/sym-jit" perfmap 4
-	REC_SECONDS=3 record_target
+	WL_CLOCK=cpu start_cmd --go "$D/sym-jit" perfmap 4
+	record_released_target
 	# the map is gone and the program with it; the recording still names it
 	stop_targets || true
 	[[ ! -e /tmp/perf-$TARGET_PID.map ]] || fail "the map is still there"
