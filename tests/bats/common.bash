@@ -548,22 +548,6 @@ raw_count() {
 		print "$n\n";' "$1" "$2"
 }
 
-# raw_ksym_starts FILE: the start address (0x hex) of every KSYM record of
-# the raw stream FILE, one a line.
-raw_ksym_starts() {
-	# shellcheck disable=SC2016	# perl's variables
-	perl -e '
-		open(my $f, "<:raw", $ARGV[0]) or die "$ARGV[0]: $!\n";
-		read($f, my $h, 16) == 16 or die "$ARGV[0]: no stream header\n";
-		seek($f, unpack("x12 L", $h), 0);
-		while (read($f, my $r, 8) == 8) {
-			my ($t, $size) = unpack("LL", $r);
-			last if $size < 8;
-			read($f, my $body, $size - 8) == $size - 8 or last;
-			printf "0x%x\n", unpack("Q", $body) if $t == 11;
-		}' "$1"
-}
-
 # first_record FILE TYPE: byte offset of the first record of TYPE after the
 # stream header (header_size at byte 12), or nothing.
 first_record() {
