@@ -6,6 +6,7 @@
 #include <elfutils/libdw.h>
 #include <dwarf.h>
 
+#include "base/search.h"
 #include "base/grow.h"
 #include "dwarfinfo.h"
 #include "base/hashtab.h"
@@ -156,18 +157,10 @@ static const struct cu_range *range_find(const struct cu_range *v, size_t n,
 					 uint64_t pc)
 {
 	const struct cu_range *best = NULL;
-	size_t lo = 0, hi = n, i, k;
+	size_t end = SP_COUNT_LE(v, n, lo, pc), i, k;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* ranges rarely overlap; look back a few for the tightest */
-	for (i = lo, k = 0; i-- > 0 && k < 16; k++)
+	for (i = end, k = 0; i-- > 0 && k < 16; k++)
 		if (pc < v[i].hi && (!best || v[i].hi - v[i].lo < best->hi - best->lo))
 			best = &v[i];
 	return best;

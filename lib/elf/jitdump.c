@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/search.h"
 #include "base/grow.h"
 #include "jitdump.h"
 
@@ -375,16 +376,8 @@ const struct sp_jit_code *sp_jitdump_find(const struct sp_jitdump *j,
 					  uint64_t addr)
 {
 	const struct sp_jit_code *best = NULL;
-	size_t lo = 0, hi = j->n, i, k;
+	size_t lo = SP_COUNT_LE(j->codes, j->n, addr, addr), i, k;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (j->codes[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (i = lo, k = 0; i-- > 0 && k < 64; k++) {
 		const struct sp_jit_code *c = &j->codes[i];
 
@@ -397,15 +390,7 @@ const struct sp_jit_code *sp_jitdump_find(const struct sp_jitdump *j,
 const struct sp_jit_line *sp_jit_code_line(const struct sp_jit_code *c,
 					   uint64_t addr)
 {
-	size_t lo = 0, hi = c->nlines;
+	size_t lo = SP_COUNT_LE(c->lines, c->nlines, addr, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->lines[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo ? &c->lines[lo - 1] : NULL;
 }

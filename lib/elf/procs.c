@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/search.h"
 #include "base/grow.h"
 #include "base/hashtab.h"
 #include "procs.h"
@@ -143,16 +144,8 @@ void sp_proc_set_user(struct sp_proc *proc, void *data,
 /* Index of the last entry starting at or below addr, or n if none. */
 static size_t find_le(const struct sp_map *m, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = SP_COUNT_LE(m, n, start, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo ? lo - 1 : n;
 }
 

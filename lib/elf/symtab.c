@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/search.h"
 #include "base/symrule.h"
 #include "symtab.h"
 
@@ -128,20 +129,12 @@ size_t sp_symtab_count(const struct sp_symtab *t)
 
 const struct sp_sym *sp_symtab_find(const struct sp_symtab *t, uint64_t vaddr)
 {
-	size_t lo = 0, hi;
 	const struct sp_sym *s;
+	size_t lo;
 
 	if (!t)
 		return NULL;
-	hi = t->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SP_COUNT_LE(t->syms, t->n, start, vaddr);
 	if (!lo)
 		return NULL;
 	s = &t->syms[lo - 1];

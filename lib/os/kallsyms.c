@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/search.h"
 #include "base/grow.h"
 #include "base/symrule.h"
 #include "kallsyms.h"
@@ -205,17 +206,9 @@ size_t sp_ksyms_count(struct sp_ksyms *k)
 static const void *find(void *table, uint64_t addr)
 {
 	const struct sp_ksyms *k = table;
-	size_t lo = 0, hi = k->n;
+	size_t lo = SP_COUNT_LE(k->v, k->n, s.start, addr);
 	const struct sp_ksym *s;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->v[mid].s.start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	s = &k->v[lo - 1].s;

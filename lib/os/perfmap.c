@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/search.h"
 #include "base/grow.h"
 #include "base/symrule.h"
 #include "perfmap.h"
@@ -196,16 +197,8 @@ const struct sp_pmsym *sp_perfmap_find(const struct sp_perfmap *m,
 				       uint64_t addr)
 {
 	const struct sp_pmsym *best = NULL;
-	size_t lo = 0, hi = m->n, i, scanned;
+	size_t lo = SP_COUNT_LE(m->syms, m->n, start, addr), i, scanned;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (i = lo, scanned = 0; i-- > 0 && scanned < OVERLAP_SCAN; scanned++) {
 		const struct sp_pmsym *e = &m->syms[i];
 
