@@ -38,6 +38,21 @@ setup() {
 		'(^|;)main;run;leaf_c(;|$)' "$WL_SINGLE_SHARE_C"
 }
 
+@test "wl-entry: a function's first byte as a return address is that function" {
+	# hot returns into the first byte of entry_resume, after a gap no
+	# symbol covers (tests/workloads/wl-entry.c): address - 1 names
+	# nothing there, the address itself names entry_resume
+	WL_CLOCK=cpu start_target --go wl-entry 1
+	sp_pipeline_start "$T/entry.folded" -p "$TARGET_PID" -F 999
+	recording_started
+	release_target
+	sp_pipeline_wait
+	assert_pipeline_ok "$T/entry.folded"
+	assert_share "$T/entry.folded" '(^|;)main;run;entry_resume;hot(;|$)' 95
+	! grep -q '\[wl-entry\]' "$T/entry.folded" ||
+		fail "frames left unnamed: $(grep -m3 '\[wl-entry\]' "$T/entry.folded")"
+}
+
 @test "wl-threads --tid: four worker threads, each with its own chain" {
 	# ready once its workers have their names: their TIDs
 	start_target wl-threads 30
