@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/err.h"
 #include "cli.h"
@@ -51,7 +52,6 @@ void sp_usage_error(const char *fmt, ...)
 
 void sp_bad_option(char **argv, int c)
 {
-	extern int optind, optopt;
 	const char *arg = argv[optind - 1];
 
 	if (c == ':')

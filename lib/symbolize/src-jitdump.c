@@ -84,41 +84,31 @@ static void *table(struct sp_symbolizer *s, const struct sp_symq *q, int *err)
 	return NULL;
 }
 
-struct dumpsearch {
-	struct sp_symbolizer *s;
-	struct src_jitdump_ref *r;
-	int err;
-};
-
-/* The code holding addr; a miss rereads the dump, which the JIT appends to. */
-static const void *find(void *arg, uint64_t addr)
+static const void *find(void *j, uint64_t addr)
 {
-	struct dumpsearch *ds = arg;
-	struct src_jitdump_ref *r = ds->r;
-	const struct sp_jit_code *c = NULL;
-
-	if (ds->err)
-		return NULL;
-	if (!r->j && (ds->err = refresh(ds->s, r)))
-		return NULL;
-	if (r->j)
-		c = sp_jitdump_find(r->j, addr);
-	if (!c && !(ds->err = refresh(ds->s, r)) && r->j)
-		c = sp_jitdump_find(r->j, addr);
-	return c;
+	return j ? sp_jitdump_find(j, addr) : NULL;
 }
 
 static int lookup(struct sp_symbolizer *s, void *table,
 		  const struct sp_symq *q, struct sp_frame *out, unsigned max)
 {
-	struct dumpsearch ds = { .s = s, .r = table };
+	struct src_jitdump_ref *r = table;
 	const struct sp_jit_code *c;
 	const struct sp_jit_line *l;
 	uint64_t at;
+	int err;
 
-	c = sp_sym_pick(find, &ds, q->addr, q->precise, &at);
-	if (ds.err || !c)
-		return ds.err;
+	if (!r->j && (err = refresh(s, r)))
+		return err;
+	c = sp_sym_pick(find, r->j, q->addr, q->precise, &at);
+	if (!c) {
+		/* the JIT may have appended it since the dump was read */
+		if ((err = refresh(s, r)))
+			return err;
+		c = sp_sym_pick(find, r->j, q->addr, q->precise, &at);
+	}
+	if (!c)
+		return 0;
 	out[0] = (struct sp_frame){ .kind = SP_FK_JIT, .origin = SP_FO_JITDUMP,
 		.function = sp_sym_intern(s, c->name) };
 	if (!out[0].function)

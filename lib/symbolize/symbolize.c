@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "base/symrule.h"
 #include "elf/demangle.h"
 #include "source.h"
 
@@ -433,16 +434,16 @@ static const char *anon_module(const struct sp_map *m)
 }
 
 /* The mapping of a frame at addr, by the rule of base/symrule.h. */
+static const void *find_map(void *proc, uint64_t addr)
+{
+	return sp_proc_map(proc, addr);
+}
+
 static const struct sp_map *frame_map(const struct sp_proc *proc,
 				      uint64_t addr, int precise)
 {
-	const struct sp_map *m = NULL;
-
-	if (!proc)
-		return NULL;
-	if (!precise && addr)
-		m = sp_proc_map(proc, addr - 1);
-	return m ? m : sp_proc_map(proc, addr);
+	return proc ? sp_sym_pick(find_map, (void *)proc, addr, precise, NULL) :
+		      NULL;
 }
 
 /* One frame's flags, counters and fallback name, once it is resolved. */
