@@ -37,6 +37,8 @@ enum sp_st_type {
 	SP_ST_LOST,
 	SP_ST_SUMMARY,
 	SP_ST_UNKNOWN,		/* a line of a kind this version does not know */
+	SP_ST_START,		/* when the recording began, on both clocks */
+	SP_ST_MAP,		/* an executable mapping of a process */
 };
 
 struct sp_st_event {
@@ -77,6 +79,29 @@ struct sp_st_lost {
 	uint64_t count;
 };
 
+/*
+ * The recording began at time (the recording's clock, as every TIME field)
+ * which was realtime nanoseconds since the Unix epoch (0: unknown, for a
+ * recording made before the recorder kept it).
+ */
+struct sp_st_start {
+	uint64_t time;
+	uint64_t realtime;
+};
+
+/*
+ * An executable mapping [start, end) of process pid, at file offset pgoff
+ * of path ("[vdso]", "[anon]", ... for images); build_id is lowercase hex,
+ * NULL when unknown.  Comes before the stacks whose frames are in it.
+ */
+struct sp_st_map {
+	uint64_t time;
+	uint32_t pid;
+	uint64_t start, end, pgoff;
+	const char *build_id;
+	const char *path;
+};
+
 /* Keys a writer emits; a reader keeps the ones it knows, others are 0. */
 struct sp_st_summary {
 	uint64_t samples, lost, stacks;
@@ -96,6 +121,8 @@ struct sp_st_rec {
 		struct sp_st_sample sample;
 		struct sp_st_lost lost;
 		struct sp_st_summary summary;
+		struct sp_st_start start;
+		struct sp_st_map map;
 	} u;
 };
 
