@@ -48,7 +48,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err \
 	unwind/unwind unwind/intern unwind/unwstream \
 	symbolize/symbolize symbolize/src-kernel symbolize/src-elf \
 	symbolize/src-jitdump symbolize/src-perfmap symbolize/symstream \
-	fold/fold \
+	fold/fold fold/names \
 	api/recorder api/symbolizer
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
