@@ -56,18 +56,6 @@ static int synth_threads(struct sp_recorder *r)
 		pid_t pid = r->ev.attached[i].pid, tid = r->ev.attached[i].tid;
 		pid_t tgid, ppid = pid;
 
-		memset(&c, 0, sizeof(c));
-		c.hdr.type = SP_REC_COMM;
-		c.hdr.size = sizeof(c);
-		c.time = r->start_time;
-		c.pid = (uint32_t)pid;
-		c.tid = (uint32_t)tid;
-		c.flags = SP_REC_SYNTH;
-		if (sp_procfs_comm(pid, tid, c.comm) == 0) {
-			e = sp_out_rec(r->out, &c, sizeof(c));
-			if (e)
-				return e;
-		}
 		if (tid == pid && sp_procfs_status(pid, &tgid, &ppid))
 			ppid = 0;
 		memset(&t, 0, sizeof(t));
@@ -82,6 +70,19 @@ static int synth_threads(struct sp_recorder *r)
 		e = sp_out_rec(r->out, &t, sizeof(t));
 		if (e)
 			return e;
+		/* after the FORK, which gives a thread its parent's name */
+		memset(&c, 0, sizeof(c));
+		c.hdr.type = SP_REC_COMM;
+		c.hdr.size = sizeof(c);
+		c.time = r->start_time;
+		c.pid = (uint32_t)pid;
+		c.tid = (uint32_t)tid;
+		c.flags = SP_REC_SYNTH;
+		if (sp_procfs_comm(pid, tid, c.comm) == 0) {
+			e = sp_out_rec(r->out, &c, sizeof(c));
+			if (e)
+				return e;
+		}
 	}
 	return 0;
 }
