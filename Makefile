@@ -20,8 +20,9 @@ CFLAGS ?= -O2 -g
 DEVELOPER_CFLAGS = -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
 	-Wno-unused-parameter -Wno-missing-field-initializers -Werror
 ALL_CFLAGS = -std=gnu11 $(DEVELOPER_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) \
-	-Ilib -DSP_VERSION='"$(VERSION)"' -D_GNU_SOURCE -fPIC
-LDLIBS = -lunwind-x86_64 -lunwind -ldw -lelf -liberty -llzma -lz -lpthread
+	-Ilib -I$(O)/build/gen -DSP_VERSION='"$(VERSION)"' -D_GNU_SOURCE -fPIC
+LDLIBS = -lunwind-x86_64 -lunwind -ldw -lelf -liberty -llzma -lz -lprotobuf-c \
+	-lpthread
 ifdef SANITIZE
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
@@ -48,8 +49,13 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err \
 	unwind/unwind unwind/intern unwind/unwstream \
 	symbolize/symbolize symbolize/src-kernel symbolize/src-elf \
 	symbolize/src-jitdump symbolize/src-perfmap symbolize/symstream \
-	fold/fold fold/names \
+	fold/fold fold/names fold/pprof fold/speedscope \
 	api/recorder api/symbolizer
+
+# code generated from lib/*/*.proto by protoc-c, under $(O)/build/gen
+GEN = $(O)/build/gen
+GEN_OBJ = $(GEN)/fold/profile.pb-c.o
+LIB_OBJS = $(foreach o,$(LIB_OBJ),$(O)/lib/$(o).o) $(GEN_OBJ)
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
@@ -77,7 +83,18 @@ $(O)/%.o: %.c $(HDRS)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(LIB_A): $(foreach o,$(LIB_OBJ),$(O)/lib/$(o).o)
+$(GEN)/fold/%.pb-c.c $(GEN)/fold/%.pb-c.h: lib/fold/%.proto
+	@mkdir -p $(GEN)/fold
+	@$(if $(Q),echo "  PROTOC  $<")
+	$(Q)protoc-c --proto_path=lib/fold --c_out=$(GEN)/fold $<
+
+$(GEN)/fold/profile.pb-c.o: $(GEN)/fold/profile.pb-c.c
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(O)/lib/fold/pprof.o: $(GEN)/fold/profile.pb-c.h
+
+$(LIB_A): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
@@ -87,11 +104,11 @@ $(O)/lib/libstackpulse.map: lib/api/mkmap.sh lib/api/stackpulse.h \
 	@mkdir -p $(dir $@)
 	$(Q)sh $^ >$@
 
-$(LIB_SO): $(foreach o,$(LIB_OBJ),$(O)/lib/$(o).o) $(O)/lib/libstackpulse.map
+$(LIB_SO): $(LIB_OBJS) $(O)/lib/libstackpulse.map
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) \
 		-Wl,--version-script=$(O)/lib/libstackpulse.map -o $@ \
-		$(foreach o,$(LIB_OBJ),$(O)/lib/$(o).o) $(LDLIBS)
+		$(LIB_OBJS) $(LDLIBS)
 	$(Q)ln -sf $(notdir $@) $(O)/lib/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(O)/lib/libstackpulse.so
 
@@ -133,7 +150,7 @@ $(O)/build/examples/%: examples/%.c $(HDRS) $(LIB_A)
 # Packages the build and the tests need, installed when missing and root.
 DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev bats bats-assert \
 	bats-support g++ binutils libiberty-dev liblzma-dev xz-utils \
-	pkg-config python3 util-linux
+	pkg-config python3 util-linux protobuf-c-compiler libprotobuf-c-dev
 deps:
 	@sh tests/install-deps.sh $(DEPS)
 

@@ -10,12 +10,16 @@
 #include "cli/cli.h"
 #include "fold/fold.h"
 
+enum format { FMT_FOLDED, FMT_PPROF, FMT_SPEEDSCOPE };
+
 static struct options {
 	unsigned flags;		/* SP_FOLD_* */
-	uint64_t top;		/* 0: folded output */
+	enum format format;
+	uint64_t top;		/* 0: the format's output */
 	const char *output;
 	const char *input;
 } opt = {
+	.flags = SP_FOLD_SHORT,
 	.output = "-",
 	.input = "-",
 };
@@ -28,11 +32,17 @@ static struct sp_out *out;
 
 static void usage(void)
 {
-	printf("usage: sp-fold [--pid] [--tid] [--hidden] [--weight] [--top N] [-o FILE] [FILE]\n"
+	printf("usage: sp-fold [--format folded|pprof|speedscope] [--names short|full]\n"
+	       "               [--pid] [--tid] [--hidden] [--weight] [--top N] [-o FILE] [FILE]\n"
 	       "\n"
 	       "Fold the symbolized stream of sp-symbolize (FILE or standard input) into\n"
-	       "lines 'comm;outer;...;leaf COUNT' for flamegraph.pl, most samples first.\n"
+	       "lines 'comm;outer;...;leaf COUNT' for flamegraph.pl and sp-flame, most\n"
+	       "samples first, or into a pprof or speedscope profile.\n"
 	       "\n"
+	       "  -f, --format F    folded (default); pprof: gzipped profile.proto for go tool\n"
+	       "                    pprof, Pyroscope, Parca; speedscope: speedscope's JSON\n"
+	       "      --names N     short (default): C++ names without return type and\n"
+	       "                    parameters; full: the whole demangled signature\n"
 	       "      --pid         first frame is comm-PID\n"
 	       "      --tid         first frame is comm-PID/TID\n"
 	       "      --hidden      keep hidden frames: start-up glue (_start, start_thread,\n"
@@ -46,9 +56,11 @@ static void usage(void)
 	       "Exit status: 0 ok, 2 bad input or failure, 64 usage error.\n");
 }
 
-enum { OPT_PID = 256, OPT_TID, OPT_HIDDEN, OPT_WEIGHT, OPT_TOP };
+enum { OPT_PID = 256, OPT_TID, OPT_HIDDEN, OPT_WEIGHT, OPT_TOP, OPT_NAMES };
 
 static const struct option longopts[] = {
+	{ "format", required_argument, NULL, 'f' },
+	{ "names", required_argument, NULL, OPT_NAMES },
 	{ "pid", no_argument, NULL, OPT_PID },
 	{ "tid", no_argument, NULL, OPT_TID },
 	{ "hidden", no_argument, NULL, OPT_HIDDEN },
@@ -68,8 +80,28 @@ int main(int argc, char **argv)
 
 	sp_prog = "sp-fold";
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:o:hV", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'f':
+			if (!strcmp(optarg, "folded"))
+				opt.format = FMT_FOLDED;
+			else if (!strcmp(optarg, "pprof"))
+				opt.format = FMT_PPROF;
+			else if (!strcmp(optarg, "speedscope"))
+				opt.format = FMT_SPEEDSCOPE;
+			else
+				sp_usage_error("invalid --format '%s': must be folded, pprof or speedscope",
+					       optarg);
+			break;
+		case OPT_NAMES:
+			if (!strcmp(optarg, "short"))
+				opt.flags |= SP_FOLD_SHORT;
+			else if (!strcmp(optarg, "full"))
+				opt.flags &= ~SP_FOLD_SHORT;
+			else
+				sp_usage_error("invalid --names '%s': must be short or full",
+					       optarg);
+			break;
 		case OPT_PID:
 			opt.flags |= SP_FOLD_PID;
 			break;
@@ -105,6 +137,12 @@ int main(int argc, char **argv)
 		sp_usage_error("too many arguments: one input FILE at most");
 	if (optind < argc)
 		opt.input = argv[optind];
+	if (opt.top && opt.format != FMT_FOLDED)
+		sp_usage_error("--top prints a table: it takes no --format");
+	if (opt.format == FMT_PPROF)
+		opt.flags |= SP_FOLD_SAMPLES;
+	else if (opt.format == FMT_SPEEDSCOPE)
+		opt.flags |= SP_FOLD_TIMELINE;
 
 	/* a closed pipe shows up as EPIPE from the writes */
 	signal(SIGPIPE, SIG_IGN);
@@ -134,9 +172,14 @@ int main(int argc, char **argv)
 	if (r < 0)
 		sp_die("%s", sp_st_reader_error(rd));
 
-	out = sp_open_output(opt.output, NULL);
+	out = sp_open_output(opt.output,
+			     opt.format == FMT_PPROF ? "a pprof profile" : NULL);
 	if (opt.top)
 		r = sp_fold_write_top(fold, out, (unsigned)opt.top);
+	else if (opt.format == FMT_PPROF)
+		r = sp_fold_write_pprof(fold, out);
+	else if (opt.format == FMT_SPEEDSCOPE)
+		r = sp_fold_write_speedscope(fold, out);
 	else
 		r = sp_fold_write(fold, out);
 	if (!r)

@@ -181,6 +181,9 @@ struct sp_out *sp_open_output(const char *path, const char *kind)
 	if (errno == ENOTTY && (i = stage_of(kind)) >= 0)
 		sp_die("refusing to write the %s stream to a terminal: redirect it or pipe it into %s",
 		       kind, stages[i].reader);
+	if (errno == ENOTTY)
+		sp_die("refusing to write %s to a terminal: give -o FILE or redirect it",
+		       kind);
 	sp_die("cannot open '%s': %s", sp_output_name(path), strerror(errno));
 }
 

@@ -8,26 +8,9 @@
 #include <string.h>
 
 #include "base/grow.h"
-#include "fold.h"
 #include "base/hashtab.h"
-
-struct sp_fold {
-	unsigned flags;
-	struct sp_strtab strs;	/* folded stacks, prefixes, comm names */
-	struct sp_u64map comms;	/* pid << 32 | tid -> comm string id */
-	struct sp_u64map prefixes;	/* pid << 32 | tid -> first-frame string id */
-	struct sp_u64map stacks;	/* pid << 32 | id -> folded string id */
-	struct sp_u64map counts;	/* prefix id << 32 | folded id -> count */
-	uint64_t total;
-
-	/* the stack whose frame lines are arriving */
-	int pending;
-	uint32_t pend_pid, pend_id, pend_n, pend_got;
-	char **pend;		/* sanitised names, leaf first; NULL: hidden */
-	uint32_t pend_cap;
-
-	char err[160];
-};
+#include "model.h"
+#include "names.h"
 
 static uint64_t key2(uint32_t a, uint32_t b)
 {
@@ -136,30 +119,36 @@ struct sp_fold *sp_fold_new(unsigned flags)
 	if (!f)
 		return NULL;
 	f->flags = flags;
+	f->event = SP_FOLD_NONE;
 	return f;
-}
-
-static void pend_clear(struct sp_fold *f)
-{
-	uint32_t i;
-
-	for (i = 0; i < f->pend_got; i++)
-		free(f->pend[i]);
-	f->pend_got = 0;
-	f->pending = 0;
 }
 
 void sp_fold_free(struct sp_fold *f)
 {
+	size_t i;
+
 	if (!f)
 		return;
-	pend_clear(f);
-	free(f->pend);
 	sp_strtab_release(&f->strs);
 	sp_u64map_release(&f->comms);
 	sp_u64map_release(&f->prefixes);
-	sp_u64map_release(&f->stacks);
+	free(f->maps);
+	for (i = 0; i < f->nspace; i++)
+		free(f->space[i].maps);
+	free(f->space);
+	sp_u64map_release(&f->spaces);
+	sp_strtab_release(&f->frame_keys);
+	free(f->frames);
+	free(f->frame_ids);
+	free(f->stacks);
+	sp_u64map_release(&f->stack_ids);
 	sp_u64map_release(&f->counts);
+	free(f->samples);
+	sp_u64map_release(&f->sample_ids);
+	for (i = 0; i < f->nthreads; i++)
+		free(f->threads[i].runs);
+	free(f->threads);
+	sp_u64map_release(&f->thread_ids);
 	free(f);
 }
 
@@ -171,6 +160,14 @@ const char *sp_fold_error(const struct sp_fold *f)
 uint64_t sp_fold_total(const struct sp_fold *f)
 {
 	return f->total;
+}
+
+int sp_fold_time_event(const struct sp_fold *f)
+{
+	const char *ev = f->event == SP_FOLD_NONE ? "" : f->strs.strs[f->event];
+
+	/* the software clocks count nanoseconds: their period is time */
+	return !strcmp(ev, "cpu-clock") || !strcmp(ev, "task-clock");
 }
 
 static int fail(struct sp_fold *f, const char *fmt, ...)
@@ -186,41 +183,63 @@ static int fail(struct sp_fold *f, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* The first frame of a thread's samples, interned. */
-static int64_t make_prefix(struct sp_fold *f, uint32_t pid, uint32_t tid)
+/* Intern s, or NONE for NULL; -ENOMEM. */
+static int64_t intern(struct sp_fold *f, const char *s)
 {
-	struct sp_u64slot *c = sp_u64map_find(&f->comms, key2(pid, tid));
-	const char *comm;
-	char *s;
-	int64_t id;
-	int n;
+	return s ? sp_strtab_intern(&f->strs, s) : SP_FOLD_NONE;
+}
 
-	if (!c)
-		c = sp_u64map_find(&f->comms, key2(pid, pid));
-	comm = c ? f->strs.strs[c->val] : "[unknown]";
-	if (f->flags & SP_FOLD_TID)
-		n = asprintf(&s, "%s-%" PRIu32 "/%" PRIu32, comm, pid, tid);
-	else if (f->flags & SP_FOLD_PID)
-		n = asprintf(&s, "%s-%" PRIu32, comm, pid);
-	else
-		n = asprintf(&s, "%s", comm);
-	if (n < 0)
+/* Intern s and free it; -ENOMEM also when s is NULL (it failed). */
+static int64_t intern_free(struct sp_fold *f, char *s)
+{
+	int64_t id;
+
+	if (!s)
 		return -ENOMEM;
 	id = sp_strtab_intern(&f->strs, s);
 	free(s);
 	return id;
 }
 
+/* The first frame of a thread's folded lines ("comm", "comm-PID", ...). */
+static int64_t make_prefix(struct sp_fold *f, uint32_t pid, uint32_t tid)
+{
+	struct sp_u64slot *c = sp_u64map_find(&f->comms, key2(pid, tid));
+	char *comm, *s;
+	int n;
+
+	if (!c)
+		c = sp_u64map_find(&f->comms, key2(pid, pid));
+	comm = sp_fold_comm_name(c ? f->strs.strs[c->val] : NULL);
+	if (!comm)
+		return -ENOMEM;
+	if (f->flags & SP_FOLD_TID)
+		n = asprintf(&s, "%s-%" PRIu32 "/%" PRIu32, comm, pid, tid);
+	else if (f->flags & SP_FOLD_PID)
+		n = asprintf(&s, "%s-%" PRIu32, comm, pid);
+	else
+		n = asprintf(&s, "%s", comm);
+	free(comm);
+	return intern_free(f, n < 0 ? NULL : s);
+}
+
+static int apply_event(struct sp_fold *f, const struct sp_st_event *e)
+{
+	int64_t id = intern(f, e->name);
+
+	if (id < 0)
+		return (int)id;
+	f->event = (uint32_t)id;
+	f->freq = e->freq;
+	f->event_value = e->value;
+	return 0;
+}
+
 static int apply_comm(struct sp_fold *f, const struct sp_st_comm *c)
 {
 	struct sp_u64slot *slot, *p;
-	char *name = sp_fold_comm_name(c->name);
-	int64_t id;
+	int64_t id = intern(f, c->name ? c->name : "");
 
-	if (!name)
-		return -ENOMEM;
-	id = sp_strtab_intern(&f->strs, name);
-	free(name);
 	if (id < 0)
 		return (int)id;
 	slot = sp_u64map_get(&f->comms, key2(c->pid, c->tid), NULL);
@@ -233,48 +252,165 @@ static int apply_comm(struct sp_fold *f, const struct sp_st_comm *c)
 		id = make_prefix(f, c->pid, c->tid);
 		if (id < 0)
 			return (int)id;
+		p = sp_u64map_find(&f->prefixes, key2(c->pid, c->tid));
 		p->val = (uint64_t)id;
 	}
 	return 0;
 }
 
-/* All frames are in: join them root first and intern the result. */
-static int finish_stack(struct sp_fold *f)
+/* Mappings */
+
+static struct sp_fold_space *space_of(struct sp_fold *f, uint32_t pid,
+				      int create)
 {
 	struct sp_u64slot *slot;
+	int is_new;
+
+	if (!create) {
+		slot = sp_u64map_find(&f->spaces, pid);
+		return slot ? &f->space[slot->val] : NULL;
+	}
+	if (SP_GROW(f->space, f->spacecap, f->nspace + 1))
+		return NULL;
+	slot = sp_u64map_get(&f->spaces, pid, &is_new);
+	if (!slot)
+		return NULL;
+	if (is_new) {
+		slot->val = f->nspace;
+		memset(&f->space[f->nspace++], 0, sizeof(*f->space));
+	}
+	return &f->space[slot->val];
+}
+
+/* Index in sp->maps of the first mapping that ends after addr. */
+static size_t space_search(const struct sp_fold *f,
+			   const struct sp_fold_space *sp, uint64_t addr)
+{
+	size_t lo = 0, hi = sp->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->maps[sp->maps[mid]].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Append a mapping; its index, or -ENOMEM. */
+static int64_t add_map(struct sp_fold *f, const struct sp_fold_map *m)
+{
+	if (SP_GROW(f->maps, f->mapcap, f->nmaps + 1))
+		return -ENOMEM;
+	f->maps[f->nmaps] = *m;
+	return (int64_t)f->nmaps++;
+}
+
+/*
+ * A new mapping replaces what it overlaps, as mmap(2) does.  A neighbour it
+ * covers in part stays as a trimmed copy, so that the frames already named
+ * by the neighbour keep the whole of it.
+ */
+static int apply_map(struct sp_fold *f, const struct sp_st_map *m)
+{
+	struct sp_fold_map nm, left, right;
+	struct sp_fold_space *sp;
+	int64_t path, bid, ids[3];
+	size_t lo, hi, k = 0, i;
+
+	if (m->end <= m->start)
+		return fail(f, "mapping 0x%" PRIx64 "-0x%" PRIx64 " is empty",
+			    m->start, m->end);
+	path = intern(f, m->path ? m->path : "");
+	bid = intern(f, m->build_id);
+	sp = space_of(f, m->pid, 1);
+	if (path < 0 || bid < 0 || !sp || SP_GROW(sp->maps, sp->cap, sp->n + 3))
+		return -ENOMEM;
+	nm = (struct sp_fold_map){ .pid = m->pid, .start = m->start,
+		.end = m->end, .pgoff = m->pgoff, .build_id = (uint32_t)bid,
+		.path = (uint32_t)path };
+	lo = space_search(f, sp, m->start);
+	for (hi = lo; hi < sp->n && f->maps[sp->maps[hi]].start < m->end; hi++)
+		;
+	if (lo < hi && f->maps[sp->maps[lo]].start < m->start) {
+		left = f->maps[sp->maps[lo]];
+		left.end = m->start;
+		if ((ids[k++] = add_map(f, &left)) < 0)
+			return -ENOMEM;
+	}
+	if ((ids[k++] = add_map(f, &nm)) < 0)
+		return -ENOMEM;
+	if (lo < hi && f->maps[sp->maps[hi - 1]].end > m->end) {
+		right = f->maps[sp->maps[hi - 1]];
+		right.pgoff += m->end - right.start;
+		right.start = m->end;
+		if ((ids[k++] = add_map(f, &right)) < 0)
+			return -ENOMEM;
+	}
+	memmove(&sp->maps[lo + k], &sp->maps[hi],
+		(sp->n - hi) * sizeof(*sp->maps));
+	sp->n = sp->n - (hi - lo) + k;
+	for (i = 0; i < k; i++)
+		sp->maps[lo + i] = (uint32_t)ids[i];
+	return 0;
+}
+
+/* The mapping of pid that holds addr, or SP_FOLD_NONE. */
+static uint32_t map_of(struct sp_fold *f, uint32_t pid, uint64_t addr)
+{
+	const struct sp_fold_space *sp = space_of(f, pid, 0);
+	size_t i;
+
+	if (!sp)
+		return SP_FOLD_NONE;
+	i = space_search(f, sp, addr);
+	if (i < sp->n && f->maps[sp->maps[i]].start <= addr)
+		return sp->maps[i];
+	return SP_FOLD_NONE;
+}
+
+/* Frames and stacks */
+
+/* All frames are in: join their folded names root first and intern them. */
+static int finish_stack(struct sp_fold *f)
+{
+	const uint32_t *ids = f->frame_ids + f->pend_off;
+	uint32_t n = (uint32_t)(f->nframe_ids - f->pend_off), i;
+	struct sp_fold_stack *st;
+	struct sp_u64slot *slot;
 	size_t len = 0, at = 0;
-	uint32_t i;
 	int64_t id;
 	char *s;
 
-	for (i = 0; i < f->pend_n; i++)
-		if (f->pend[i])
-			len += strlen(f->pend[i]) + 1;
+	for (i = 0; i < n; i++)
+		len += strlen(f->strs.strs[f->frames[ids[i]].folded]) + 1;
 	s = malloc(len + 1);
 	if (!s)
 		return -ENOMEM;
-	for (i = f->pend_n; i--; ) {
-		size_t n;
+	for (i = n; i--; ) {
+		const char *name = f->strs.strs[f->frames[ids[i]].folded];
+		size_t k = strlen(name);
 
-		if (!f->pend[i])
-			continue;
 		if (at)
 			s[at++] = ';';
-		n = strlen(f->pend[i]);
-		memcpy(s + at, f->pend[i], n);
-		at += n;
+		memcpy(s + at, name, k);
+		at += k;
 	}
 	s[at] = 0;
-	id = sp_strtab_intern(&f->strs, s);
-	free(s);
-	if (id < 0)
-		return (int)id;
+	id = intern_free(f, s);
+	if (id < 0 || SP_GROW(f->stacks, f->stackcap, f->nstacks + 1))
+		return -ENOMEM;
 	/* a redefinition (the pid was reused) replaces the old stack */
-	slot = sp_u64map_get(&f->stacks, key2(f->pend_pid, f->pend_id), NULL);
+	slot = sp_u64map_get(&f->stack_ids, key2(f->pend_pid, f->pend_id), NULL);
 	if (!slot)
 		return -ENOMEM;
-	slot->val = (uint64_t)id;
-	pend_clear(f);
+	slot->val = f->nstacks;
+	st = &f->stacks[f->nstacks++];
+	*st = (struct sp_fold_stack){ .pid = f->pend_pid,
+		.folded = (uint32_t)id, .off = f->pend_off, .n = n };
+	f->pending = 0;
 	return 0;
 }
 
@@ -283,27 +419,69 @@ static int apply_stack(struct sp_fold *f, const struct sp_st_stack *st)
 	if (st->nframes > (1u << 20))
 		return fail(f, "stack %" PRIu32 "/%" PRIu32 " has too many frames (%" PRIu32 ")",
 			    st->pid, st->id, st->nframes);
-	if (st->nframes > f->pend_cap) {
-		char **p = realloc(f->pend, st->nframes * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		f->pend = p;
-		f->pend_cap = st->nframes;
-	}
+	if (f->nframe_ids > UINT32_MAX - (1u << 20))
+		return -ENOMEM;
 	f->pending = 1;
 	f->pend_pid = st->pid;
 	f->pend_id = st->id;
 	f->pend_n = st->nframes;
 	f->pend_got = 0;
+	f->pend_off = (uint32_t)f->nframe_ids;
 	if (!st->nframes)
 		return finish_stack(f);
 	return 0;
 }
 
+/* The index of the frame fr describes, added on first sight. */
+static int64_t frame_id(struct sp_fold *f, const struct sp_st_frame *fr)
+{
+	const struct sp_frame *sf = &fr->f;
+	uint32_t pid = sf->kind == SP_FK_KERNEL ? 0 : fr->pid;
+	struct sp_fold_frame *nf;
+	int64_t full, name, file, module, folded, id;
+	char key[96], *shortname = NULL;
+
+	full = intern(f, sf->function ? sf->function : "");
+	file = intern(f, sf->file);
+	module = intern(f, sf->module);
+	if (full < 0 || file < 0 || module < 0)
+		return -ENOMEM;
+	name = full;
+	if ((f->flags & SP_FOLD_SHORT) && sf->function) {
+		shortname = sp_name_short(sf->function);
+		if (!shortname)
+			return -ENOMEM;
+		name = intern(f, shortname);
+		free(shortname);
+		if (name < 0)
+			return -ENOMEM;
+	}
+	snprintf(key, sizeof(key), "%" PRIx32 ":%" PRIx64 ":%x:%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%" PRIx32,
+		 pid, sf->addr, sf->kind, (uint64_t)name, (uint64_t)file,
+		 (uint64_t)module, sf->line);
+	id = sp_strtab_intern(&f->frame_keys, key);
+	if (id < 0)
+		return id;
+	if ((size_t)id < f->nframes)
+		return id;
+	folded = intern_free(f, sp_fold_name(f->strs.strs[name], sf->kind,
+					     sf->origin));
+	if (folded < 0 || SP_GROW(f->frames, f->framecap, f->nframes + 1))
+		return -ENOMEM;
+	nf = &f->frames[f->nframes++];
+	*nf = (struct sp_fold_frame){ .addr = sf->addr, .pid = pid,
+		.name = (uint32_t)name, .full = (uint32_t)full,
+		.file = (uint32_t)file, .module = (uint32_t)module,
+		.line = sf->line, .folded = (uint32_t)folded,
+		.kind = sf->kind, .origin = sf->origin,
+		.map = sf->kind == SP_FK_KERNEL ? SP_FOLD_NONE :
+		       map_of(f, fr->pid, sf->addr) };
+	return id;
+}
+
 static int apply_frame(struct sp_fold *f, const struct sp_st_frame *fr)
 {
-	char *name = NULL;
+	int64_t id;
 
 	if (!f->pending)
 		return fail(f, "frame line without its stack line");
@@ -312,26 +490,108 @@ static int apply_frame(struct sp_fold *f, const struct sp_st_frame *fr)
 		return fail(f, "frame %" PRIu32 "/%" PRIu32 " #%" PRIu32 " out of order: expected %" PRIu32 "/%" PRIu32 " #%" PRIu32,
 			    fr->pid, fr->id, fr->index, f->pend_pid,
 			    f->pend_id, f->pend_got);
+	f->pend_got++;
 	if (!(fr->f.flags & SP_SYMF_HIDDEN) || (f->flags & SP_FOLD_HIDDEN)) {
-		name = sp_fold_name(fr->f.function, fr->f.kind, fr->f.origin);
-		if (!name)
+		id = frame_id(f, fr);
+		if (id < 0)
+			return (int)id;
+		if (SP_GROW(f->frame_ids, f->frame_idcap, f->nframe_ids + 1))
 			return -ENOMEM;
+		f->frame_ids[f->nframe_ids++] = (uint32_t)id;
 	}
-	f->pend[f->pend_got++] = name;
 	if (f->pend_got == f->pend_n)
 		return finish_stack(f);
 	return 0;
 }
 
+/* Samples */
+
+static int count_pprof(struct sp_fold *f, const struct sp_st_sample *sa,
+		       uint32_t stack, uint32_t comm, uint32_t prefix)
+{
+	struct sp_u64slot *slot;
+	struct sp_fold_sample *e;
+	uint32_t i, *link;
+	int is_new;
+
+	slot = sp_u64map_get(&f->sample_ids, key2(sa->tid, stack), &is_new);
+	if (!slot)
+		return -ENOMEM;
+	if (is_new)
+		slot->val = SP_FOLD_NONE;
+	/* one entry per name the thread had: an exec renames it */
+	link = NULL;
+	for (i = (uint32_t)slot->val; i != SP_FOLD_NONE; i = e->next) {
+		e = &f->samples[i];
+		if (e->comm == comm && e->pid == sa->pid)
+			goto count;
+		link = &e->next;
+	}
+	if (SP_GROW(f->samples, f->samplecap, f->nsamples + 1))
+		return -ENOMEM;
+	i = (uint32_t)f->nsamples++;
+	if (link)
+		*link = i;
+	else
+		sp_u64map_find(&f->sample_ids, key2(sa->tid, stack))->val = i;
+	f->samples[i] = (struct sp_fold_sample){ .pid = sa->pid,
+		.tid = sa->tid, .comm = comm, .prefix = prefix,
+		.stack = stack, .next = SP_FOLD_NONE };
+count:
+	e = &f->samples[i];
+	e->count++;
+	e->weight += sa->weight;
+	return 0;
+}
+
+static int count_timeline(struct sp_fold *f, const struct sp_st_sample *sa,
+			  uint32_t stack, uint32_t comm)
+{
+	struct sp_fold_thread *t;
+	struct sp_u64slot *slot;
+	struct sp_fold_run *run;
+	int is_new;
+
+	if (SP_GROW(f->threads, f->threadcap, f->nthreads + 1))
+		return -ENOMEM;
+	slot = sp_u64map_get(&f->thread_ids, key2(sa->pid, sa->tid), &is_new);
+	if (!slot)
+		return -ENOMEM;
+	if (is_new) {
+		slot->val = f->nthreads;
+		f->threads[f->nthreads++] = (struct sp_fold_thread){
+			.pid = sa->pid, .tid = sa->tid, .comm = comm,
+			.first = sa->time };
+	}
+	t = &f->threads[slot->val];
+	t->last = sa->time;
+	t->count++;
+	t->weight += sa->weight;
+	run = t->nruns ? &t->runs[t->nruns - 1] : NULL;
+	if (!run || run->stack != stack) {
+		if (SP_GROW(t->runs, t->cap, t->nruns + 1))
+			return -ENOMEM;
+		run = &t->runs[t->nruns++];
+		*run = (struct sp_fold_run){ .stack = stack };
+	}
+	run->count++;
+	run->weight += sa->weight;
+	return 0;
+}
+
 static int apply_sample(struct sp_fold *f, const struct sp_st_sample *sa)
 {
-	struct sp_u64slot *st, *pre, *cnt;
+	struct sp_u64slot *st, *pre, *cnt, *c;
+	uint32_t stack, prefix, comm = SP_FOLD_NONE;
+	uint64_t n = (f->flags & SP_FOLD_WEIGHT) ? sa->weight : 1;
 	int64_t id;
+	int r;
 
-	st = sp_u64map_find(&f->stacks, key2(sa->pid, sa->id));
+	st = sp_u64map_find(&f->stack_ids, key2(sa->pid, sa->id));
 	if (!st)
 		return fail(f, "sample of undefined stack %" PRIu32 "/%" PRIu32,
 			    sa->pid, sa->id);
+	stack = (uint32_t)st->val;
 	pre = sp_u64map_find(&f->prefixes, key2(sa->pid, sa->tid));
 	if (!pre) {
 		id = make_prefix(f, sa->pid, sa->tid);
@@ -342,12 +602,31 @@ static int apply_sample(struct sp_fold *f, const struct sp_st_sample *sa)
 			return -ENOMEM;
 		pre->val = (uint64_t)id;
 	}
-	cnt = sp_u64map_get(&f->counts, key2((uint32_t)pre->val,
-					  (uint32_t)st->val), NULL);
+	prefix = (uint32_t)pre->val;
+	cnt = sp_u64map_get(&f->counts, key2(prefix,
+					     f->stacks[stack].folded), NULL);
 	if (!cnt)
 		return -ENOMEM;
-	cnt->val += (f->flags & SP_FOLD_WEIGHT) ? sa->weight : 1;
-	f->total += (f->flags & SP_FOLD_WEIGHT) ? sa->weight : 1;
+	cnt->val += n;
+	f->total += n;
+	f->nsamples_seen++;
+	f->weight_seen += sa->weight;
+	if (!f->first_time || sa->time < f->first_time)
+		f->first_time = sa->time;
+	if (sa->time > f->last_time)
+		f->last_time = sa->time;
+	if (f->flags & (SP_FOLD_SAMPLES | SP_FOLD_TIMELINE)) {
+		c = sp_u64map_find(&f->comms, key2(sa->pid, sa->tid));
+		if (!c)
+			c = sp_u64map_find(&f->comms, key2(sa->pid, sa->pid));
+		comm = c ? (uint32_t)c->val : SP_FOLD_NONE;
+	}
+	if ((f->flags & SP_FOLD_SAMPLES) &&
+	    (r = count_pprof(f, sa, stack, comm, prefix)))
+		return r;
+	if ((f->flags & SP_FOLD_TIMELINE) &&
+	    (r = count_timeline(f, sa, stack, comm)))
+		return r;
 	return 0;
 }
 
@@ -358,6 +637,15 @@ int sp_fold_apply(struct sp_fold *f, const struct sp_st_rec *rec)
 		return fail(f, "stack %" PRIu32 "/%" PRIu32 " ends after %" PRIu32 " of its %" PRIu32 " frames",
 			    f->pend_pid, f->pend_id, f->pend_got, f->pend_n);
 	switch (rec->type) {
+	case SP_ST_EVENT:
+		return apply_event(f, &rec->u.event);
+	case SP_ST_START:
+		f->have_start = 1;
+		f->start_time = rec->u.start.time;
+		f->start_realtime = rec->u.start.realtime;
+		return 0;
+	case SP_ST_MAP:
+		return apply_map(f, &rec->u.map);
 	case SP_ST_COMM:
 		return apply_comm(f, &rec->u.comm);
 	case SP_ST_STACK:
@@ -366,6 +654,9 @@ int sp_fold_apply(struct sp_fold *f, const struct sp_st_rec *rec)
 		return apply_frame(f, &rec->u.frame);
 	case SP_ST_SAMPLE:
 		return apply_sample(f, &rec->u.sample);
+	case SP_ST_SUMMARY:
+		f->duration_ns = rec->u.summary.duration_ns;
+		return 0;
 	default:
 		return 0;
 	}

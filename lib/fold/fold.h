@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fold.h: folding the symbolized stream into FlameGraph's folded format,
- * one line per distinct stack: "comm;outer;...;leaf COUNT".
+ * fold.h: folding the symbolized stream into the profiles people look at:
+ * FlameGraph's folded lines ("comm;outer;...;leaf COUNT"), top tables,
+ * pprof's profile.proto and speedscope's JSON.
  *
  * Each (pid, stack ID) is folded once, when its frames arrive, into an
- * interned string; a sample then costs a thread lookup and a counter
- * increment.  Memory grows with distinct stacks and threads, never with the
- * number of samples.  Names are made safe for flamegraph.pl, which splits
- * frames on ';' and reads a trailing " <digits>" as the count.
+ * interned string and a run of distinct frames; a sample then costs a
+ * thread lookup and a counter increment.  Memory grows with distinct
+ * stacks, frames and threads, never with the number of samples, except for
+ * speedscope's time order (SP_FOLD_TIMELINE), which keeps one entry per run
+ * of equal stacks of a thread.  Names are made safe for flamegraph.pl,
+ * which splits frames on ';' and reads a trailing " <digits>" as the count.
+ * docs/formats.md says what each output holds.
  */
 #ifndef SP_FOLD_H
 #define SP_FOLD_H
@@ -21,6 +25,9 @@
 #define SP_FOLD_TID	0x2	/* first frame "comm-PID/TID" (wins over PID) */
 #define SP_FOLD_HIDDEN	0x4	/* keep frames flagged hidden */
 #define SP_FOLD_WEIGHT	0x8	/* count sample weights, not samples */
+#define SP_FOLD_SHORT	0x10	/* names without return types, parameters */
+#define SP_FOLD_SAMPLES	0x20	/* count per thread and stack (pprof) */
+#define SP_FOLD_TIMELINE 0x40	/* keep each thread's samples in order (speedscope) */
 
 struct sp_fold;
 
@@ -55,6 +62,21 @@ int sp_fold_write(struct sp_fold *f, struct sp_out *out);
  * table: self, self%, total, total%, function.  Returns as sp_fold_write().
  */
 int sp_fold_write_top(struct sp_fold *f, struct sp_out *out, unsigned n);
+
+/*
+ * Write a gzip-compressed pprof profile (needs SP_FOLD_SAMPLES): sample
+ * types samples/count and cpu/nanoseconds (or EVENT/count), a Location per
+ * distinct address with its inline chain as Lines, Functions, Mappings with
+ * build-ids, labels pid, tid and thread_name.  Returns as sp_fold_write().
+ */
+int sp_fold_write_pprof(struct sp_fold *f, struct sp_out *out);
+
+/*
+ * Write a speedscope file (needs SP_FOLD_TIMELINE): one sampled profile per
+ * thread, in time order, over one shared frame table.  Returns as
+ * sp_fold_write().
+ */
+int sp_fold_write_speedscope(struct sp_fold *f, struct sp_out *out);
 
 /*
  * Returns a frame name safe for the folded format, malloc'd (the caller

@@ -136,10 +136,14 @@ resymbolize() {
 		fail "--no-lines wrote files or lines"
 }
 
-@test "sym-cxx: demangled C++ names intact, folded lines valid for flamegraph.pl" {
+@test "sym-cxx: demangled C++ names, short by default, folded lines valid for flamegraph.pl" {
 	start_cmd "$D/sym-cxx" 6
 	record_target
-	assert_share "$T/out.folded" '(^|;)main;app::engine::Pipeline<app::Vec3<float>, 4>::step\(unsigned long\);unsigned long app::detail::hot<std::pair<int, long> >\(std::pair<int, long>\*, unsigned long\)($|;)' 80
+	# no return type, no parameters; templates and namespaces kept
+	assert_share "$T/out.folded" '(^|;)main;app::engine::Pipeline<app::Vec3<float>, 4>::step;app::detail::hot<std::pair<int, long> >($|;)' 80
+	resymbolize
+	"$SP_FOLD" --names full "$T/out.sym" >"$T/full.folded"
+	assert_share "$T/full.folded" '(^|;)main;app::engine::Pipeline<app::Vec3<float>, 4>::step\(unsigned long\);unsigned long app::detail::hot<std::pair<int, long> >\(std::pair<int, long>\*, unsigned long\)($|;)' 80
 	# flamegraph.pl: "stack COUNT", frames split on ';', none empty
 	bad=$(awk '{ if ($0 !~ /^[^ ].* [0-9]+$/) { print; next }
 		s = $0; sub(/ [0-9]+$/, "", s); n = split(s, f, ";")

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model.h: what a fold keeps of the symbolized stream, shared by its
+ * writers (fold.c: folded lines and top tables; pprof.c; speedscope.c) and
+ * private to lib/fold.
+ *
+ * Everything is kept once per distinct thing: strings once in one table,
+ * a frame once per (process, address, name, source line), a stack once per
+ * (process, stack ID) as a run of frame indexes, a mapping once per
+ * executable mapping.  Samples are counts on what they refer to: per
+ * (folded prefix, folded stack) for folded text, per (thread, name, stack)
+ * for pprof, and per run of equal stacks of a thread for speedscope, which
+ * keeps samples in time order.  Only what the chosen output needs is
+ * counted (SP_FOLD_* flags), so a sample costs a lookup or two.
+ */
+#ifndef SP_FOLD_MODEL_H
+#define SP_FOLD_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/hashtab.h"
+#include "fold.h"
+
+#define SP_FOLD_NONE UINT32_MAX	/* no string, no mapping */
+
+struct sp_fold_frame {
+	uint64_t addr;
+	uint32_t pid;		/* 0 for kernel frames, shared by all */
+	uint32_t name;		/* string ids: the name as chosen (--names) */
+	uint32_t full;		/* the whole name as symbolized */
+	uint32_t file, module;	/* or SP_FOLD_NONE */
+	uint32_t line;		/* 0 unknown */
+	uint32_t map;		/* index in maps, or SP_FOLD_NONE */
+	uint32_t folded;	/* the name made safe for folded text */
+	uint8_t kind, origin;
+};
+
+struct sp_fold_stack {
+	uint32_t pid;
+	uint32_t folded;	/* string id: the frames joined root first */
+	uint32_t off, n;	/* frame indexes frame_ids[off..off+n), leaf first */
+};
+
+struct sp_fold_map {
+	uint32_t pid;
+	uint64_t start, end, pgoff;
+	uint32_t build_id, path;	/* string ids; build_id SP_FOLD_NONE */
+};
+
+/* The mappings of one process, sorted by start, never overlapping. */
+struct sp_fold_space {
+	uint32_t *maps;		/* indexes into maps */
+	size_t n, cap;
+};
+
+/* pprof: samples of one thread, under one name, of one stack. */
+struct sp_fold_sample {
+	uint32_t pid, tid;
+	uint32_t comm;		/* string id of the thread's name */
+	uint32_t prefix;	/* string id of its folded first frame */
+	uint32_t stack;		/* index into stacks */
+	uint32_t next;		/* next entry of the same (tid, stack), or NONE */
+	uint64_t count, weight;
+};
+
+/* speedscope: consecutive samples of a thread with the same stack. */
+struct sp_fold_run {
+	uint32_t stack;
+	uint64_t count, weight;
+};
+
+struct sp_fold_thread {
+	uint32_t pid, tid;
+	uint32_t comm;		/* string id of its name at its first sample */
+	uint64_t first, last;	/* times of its first and last samples */
+	struct sp_fold_run *runs;
+	size_t nruns, cap;
+	uint64_t count, weight;
+};
+
+struct sp_fold {
+	unsigned flags;
+	struct sp_strtab strs;	/* every string: names, files, comms, stacks */
+
+	/* the recording */
+	uint32_t event;		/* string id of the event name, or NONE */
+	int freq;
+	uint64_t event_value;	/* frequency in Hz or period */
+	int have_start;
+	uint64_t start_time, start_realtime;
+	uint64_t duration_ns;
+	uint64_t first_time, last_time;	/* of samples; first_time 0: none yet */
+
+	/* threads' names and the first frame of folded lines */
+	struct sp_u64map comms;		/* pid << 32 | tid -> raw name id */
+	struct sp_u64map prefixes;	/* pid << 32 | tid -> first-frame id */
+
+	/* mappings */
+	struct sp_fold_map *maps;
+	size_t nmaps, mapcap;
+	struct sp_u64map spaces;	/* pid -> index into space */
+	struct sp_fold_space *space;
+	size_t nspace, spacecap;
+
+	/* frames and stacks */
+	struct sp_strtab frame_keys;	/* a frame's identity; index = frame */
+	struct sp_fold_frame *frames;
+	size_t nframes, framecap;
+	uint32_t *frame_ids;		/* the frames of every stack */
+	size_t nframe_ids, frame_idcap;
+	struct sp_fold_stack *stacks;
+	size_t nstacks, stackcap;
+	struct sp_u64map stack_ids;	/* pid << 32 | id -> index into stacks */
+
+	/* counts */
+	struct sp_u64map counts;	/* prefix id << 32 | folded id -> count */
+	struct sp_fold_sample *samples;	/* SP_FOLD_SAMPLES */
+	size_t nsamples, samplecap;
+	struct sp_u64map sample_ids;	/* tid << 32 | stack -> first entry */
+	struct sp_fold_thread *threads;	/* SP_FOLD_TIMELINE */
+	size_t nthreads, threadcap;
+	struct sp_u64map thread_ids;	/* pid << 32 | tid -> index */
+	uint64_t total;			/* samples, or weights with SP_FOLD_WEIGHT */
+	uint64_t nsamples_seen, weight_seen;
+
+	/* the stack whose frame lines are arriving */
+	int pending;
+	uint32_t pend_pid, pend_id, pend_n, pend_got;
+	uint32_t pend_off;		/* where its frames start in frame_ids */
+
+	char err[160];
+};
+
+/* The string of id, "" for SP_FOLD_NONE. */
+static inline const char *sp_fold_str(const struct sp_fold *f, uint32_t id)
+{
+	return id == SP_FOLD_NONE ? "" : f->strs.strs[id];
+}
+
+/* Whether the event counts time, so that weights are nanoseconds. */
+int sp_fold_time_event(const struct sp_fold *f);
+
+#endif
