@@ -164,8 +164,8 @@ static int cmd_write(const char *path)
 	in = sp_in_fdopen(0, "stdin");
 	if (!in)
 		sp_die("out of memory");
-	r = sp_in_header(in, SP_UNW_MAGIC, SP_UNW_VERSION, &uh, sizeof(uh),
-			 sizeof(uh));
+	r = sp_in_header(in, SP_UNW_MAGIC, SP_UNW_VERSION, &uh,
+			 SP_UNW_HEADER_MIN, sizeof(uh));
 	if (r == SP_IN_OTHER)
 		sp_wrong_stream("stdin", sp_in_kind(in), "unwound");
 	if (r)

@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 
 	signal(SIGPIPE, SIG_IGN);
 	in = sp_open_stream(opt.input, SP_UNW_MAGIC, SP_UNW_VERSION, &hdr,
-			    sizeof(hdr));
+			    sizeof(hdr), SP_UNW_HEADER_MIN);
 	cache = sp_elf_cache_new();
 	procs = cache ? sp_procs_new(cache) : NULL;
 	sym = procs ? sp_symbolizer_new(procs) : NULL;

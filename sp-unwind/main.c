@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	in = sp_open_stream(opt.input, SP_RAW_MAGIC, SP_RAW_VERSION, &rh,
-			    sizeof(rh));
+			    sizeof(rh), SP_RAW_HEADER_MIN);
 	bad = sp_raw_header_check(&rh);
 	if (bad)
 		sp_die("%s at byte 16 of '%s'", bad, sp_in_name(in));

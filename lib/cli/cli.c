@@ -145,7 +145,8 @@ void sp_wrong_stream(const char *name, const char *kind, const char *want)
 }
 
 struct sp_in *sp_open_stream(const char *path, const char *magic,
-			     uint32_t version, void *hdr, size_t size)
+			     uint32_t version, void *hdr, size_t size,
+			     size_t min_size)
 {
 	struct sp_in *in = sp_in_open(path);
 	const char *kind;
@@ -154,7 +155,7 @@ struct sp_in *sp_open_stream(const char *path, const char *magic,
 
 	if (!in)
 		sp_die("cannot open '%s': %s", path, strerror(errno));
-	r = sp_in_header(in, magic, version, hdr, size, size);
+	r = sp_in_header(in, magic, version, hdr, min_size, size);
 	if (!r)
 		return in;
 	/* nothing is left allocated when a tool dies */

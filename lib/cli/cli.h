@@ -58,7 +58,8 @@ void sp_wrong_stream(const char *name, const char *kind, const char *want)
  * one-line error (another stream, damage) when it cannot.
  */
 struct sp_in *sp_open_stream(const char *path, const char *magic,
-			     uint32_t version, void *hdr, size_t size);
+			     uint32_t version, void *hdr, size_t size,
+			     size_t min_size);
 
 /*
  * Open path for writing ("-": standard output).  A binary stream (kind:

@@ -15,6 +15,8 @@
 #ifndef SP_RAW_H
 #define SP_RAW_H
 
+#include <stddef.h>
+
 #include "records.h"
 
 #define SP_RAW_VERSION 1
@@ -26,7 +28,14 @@ struct sp_raw_header {
 	uint64_t regs_mask;	/* sample_regs_user: PERF_REG_X86_* bits */
 	uint32_t stack_size;	/* requested user stack copy, bytes */
 	uint32_t pad;
+	/*
+	 * CLOCK_REALTIME ns at ev.start_time, 0 unknown.  Headers written
+	 * before it end at SP_RAW_HEADER_MIN; readers take those as 0.
+	 */
+	uint64_t start_realtime;
 };
+
+#define SP_RAW_HEADER_MIN offsetof(struct sp_raw_header, start_realtime)
 
 struct sp_raw_sample {
 	struct sp_rec_hdr hdr;
@@ -59,7 +68,7 @@ struct sp_raw_summary {
 	uint64_t duration_ns;
 };
 
-_Static_assert(sizeof(struct sp_raw_header) == 112, "raw header layout");
+_Static_assert(sizeof(struct sp_raw_header) == 120, "raw header layout");
 _Static_assert(sizeof(struct sp_raw_sample) == 56, "raw sample layout");
 _Static_assert(sizeof(struct sp_raw_summary) == 80, "raw summary layout");
 

@@ -226,10 +226,14 @@ int sp_spool_open(const char *path, struct sp_spool **rp)
 	if (h->h.version == 0 || h->h.version > SP_SPOOL_VERSION)
 		return fail(r, -ENOTSUP, "spool version %u is not supported (this build reads 1..%u): upgrade stackpulse at byte 8 of '%s'",
 			    h->h.version, SP_SPOOL_VERSION, path);
-	if (h->h.header_size < sizeof(*h) || h->h.header_size % 8 ||
+	if (h->h.header_size < SP_SPOOL_HEADER_MIN || h->h.header_size % 8 ||
 	    h->h.header_size > SP_REC_MAX)
 		return fail(r, -EBADMSG, "bad spool header size %u: must be a multiple of 8 in %zu..%u at byte 12 of '%s'",
-			    h->h.header_size, sizeof(*h), SP_REC_MAX, path);
+			    h->h.header_size, SP_SPOOL_HEADER_MIN, SP_REC_MAX, path);
+	/* an older, shorter header: what follows it is not ours */
+	if (h->h.header_size < sizeof(*h))
+		memset((char *)h + h->h.header_size, 0,
+		       sizeof(*h) - h->h.header_size);
 	if ((uint64_t)n < h->h.header_size && r->size < h->h.header_size)
 		return fail(r, -EBADMSG, "truncated spool header: need %u bytes, have %llu at byte %llu of '%s'",
 			    h->h.header_size, (unsigned long long)r->size,
@@ -249,11 +253,16 @@ int sp_spool_open(const char *path, struct sp_spool **rp)
 		return damage(r, 0, "bad spool header checksum");
 	if (memcmp(h->unw.h.magic, SP_UNW_MAGIC, SP_MAGIC_LEN) ||
 	    h->unw.h.version == 0 || h->unw.h.version > SP_UNW_VERSION ||
-	    h->unw.h.header_size != sizeof(h->unw))
+	    h->unw.h.header_size < SP_UNW_HEADER_MIN ||
+	    h->unw.h.header_size > sizeof(h->unw) ||
+	    h->unw.h.header_size != h->h.header_size -
+				     offsetof(struct sp_spool_header, unw))
 		return damage(r, offsetof(struct sp_spool_header, unw),
 			      "bad unwound stream header in the spool header");
 	r->pos = h->h.header_size;
-	r->stream_bytes = sizeof(h->unw);
+	r->stream_bytes = h->unw.h.header_size;
+	/* handed out whole: a field an older writer left out reads as 0 */
+	h->unw.h.header_size = sizeof(h->unw);
 	load_trailer(r);
 	ret = r->state;
 	return ret;

@@ -52,13 +52,17 @@ enum sp_spool_enc {
 };
 
 struct sp_spool_header {
-	struct sp_stream_header h;	/* SP_SPOOL_MAGIC, version, 120 */
+	struct sp_stream_header h;	/* SP_SPOOL_MAGIC, version, 128 */
 	uint32_t flags;			/* 0 */
 	uint32_t block_size;		/* the writer's flush size, informative */
 	uint32_t crc;			/* crc32 of header_size bytes, this field 0 */
 	uint32_t pad;
 	struct sp_unw_header unw;	/* the unwound stream's header */
 };
+
+/* A spool written before the unwound header had start_realtime. */
+#define SP_SPOOL_HEADER_MIN \
+	(offsetof(struct sp_spool_header, unw) + SP_UNW_HEADER_MIN)
 
 struct sp_spool_block {
 	char magic[SP_MAGIC_LEN];	/* SP_SPOOL_BLOCK_MAGIC */
@@ -104,7 +108,7 @@ struct sp_spool_footer {
 	char magic[SP_MAGIC_LEN];	/* SP_SPOOL_END_MAGIC: the file's last bytes */
 };
 
-_Static_assert(sizeof(struct sp_spool_header) == 120, "spool header layout");
+_Static_assert(sizeof(struct sp_spool_header) == 128, "spool header layout");
 _Static_assert(sizeof(struct sp_spool_block) == 56, "block header layout");
 _Static_assert(sizeof(struct sp_spool_index_entry) == 32, "index entry layout");
 _Static_assert(sizeof(struct sp_spool_trailer) == 184, "trailer layout");

@@ -18,6 +18,8 @@ static const char *const type_names[] = {
 	[SP_ST_SAMPLE] = "sample",
 	[SP_ST_LOST] = "lost",
 	[SP_ST_SUMMARY] = "summary",
+	[SP_ST_START] = "start",
+	[SP_ST_MAP] = "map",
 };
 
 #define NTYPES (sizeof(type_names) / sizeof(type_names[0]))
@@ -146,6 +148,24 @@ int sp_st_write(struct sp_out *out, const struct sp_st_rec *rec)
 	case SP_ST_LOST:
 		return sp_out_printf(out, "lost\t%" PRIu64 "\t%" PRIu64 "\n",
 				     rec->u.lost.time, rec->u.lost.count);
+	case SP_ST_START:
+		return sp_out_printf(out, "start\t%" PRIu64 "\t%" PRIu64 "\n",
+				     rec->u.start.time, rec->u.start.realtime);
+	case SP_ST_MAP:
+		r = sp_out_printf(out, "map\t%" PRIu64 "\t%" PRIu32 "\t0x%"
+				  PRIx64 "\t0x%" PRIx64 "\t0x%" PRIx64 "\t",
+				  rec->u.map.time, rec->u.map.pid,
+				  rec->u.map.start, rec->u.map.end,
+				  rec->u.map.pgoff);
+		if (!r)
+			r = put_field(out, rec->u.map.build_id);
+		if (!r)
+			r = sp_out_write(out, "\t", 1);
+		if (!r)
+			r = put_field(out, rec->u.map.path ? rec->u.map.path : "");
+		if (!r)
+			r = sp_out_write(out, "\n", 1);
+		return r;
 	case SP_ST_SUMMARY:
 		s = &rec->u.summary;
 		return sp_out_printf(out, "summary\tsamples=%" PRIu64
@@ -289,6 +309,38 @@ static const char *parse_frame(const char **f, unsigned nf,
 	return NULL;
 }
 
+/* A "0x" hex field. */
+static int parse_hex(const char *s, uint64_t *v)
+{
+	return !s || strncmp(s, "0x", 2) || parse_u64(s + 2, 16, v);
+}
+
+static const char *parse_map(const char **f, unsigned nf, struct sp_st_map *m)
+{
+	const char *p;
+
+	if (nf < 8)
+		return "need 8 fields";
+	if (parse_u64(f[1], 10, &m->time))
+		return "TIME is not a number";
+	if (parse_u32(f[2], &m->pid))
+		return "PID is not a number";
+	if (parse_hex(f[3], &m->start))
+		return "START is not a 0x hex number";
+	if (parse_hex(f[4], &m->end) || m->end <= m->start)
+		return "END is not a 0x hex number above START";
+	if (parse_hex(f[5], &m->pgoff))
+		return "PGOFF is not a 0x hex number";
+	for (p = f[6]; p && *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return "BUILDID is not lowercase hex";
+	if (f[6] && (!*f[6] || strlen(f[6]) % 2 || strlen(f[6]) > 64))
+		return "BUILDID is not lowercase hex";
+	m->build_id = f[6];
+	m->path = f[7] ? f[7] : "";
+	return NULL;
+}
+
 static const char *parse_summary(const char **f, unsigned nf,
 				 struct sp_st_summary *s)
 {
@@ -428,6 +480,16 @@ const char *sp_st_parse(char *line, size_t len, struct sp_st_rec *rec)
 		return NULL;
 	case SP_ST_SUMMARY:
 		return parse_summary(f, nf, &rec->u.summary);
+	case SP_ST_START:
+		if (nf < 3)
+			return "need 3 fields";
+		if (parse_u64(f[1], 10, &rec->u.start.time))
+			return "TIME is not a number";
+		if (parse_u64(f[2], 10, &rec->u.start.realtime))
+			return "REALTIME is not a number";
+		return NULL;
+	case SP_ST_MAP:
+		return parse_map(f, nf, &rec->u.map);
 	default:
 		return "unknown record";
 	}

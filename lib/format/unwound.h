@@ -17,6 +17,8 @@
 #ifndef SP_UNWOUND_H
 #define SP_UNWOUND_H
 
+#include <stddef.h>
+
 #include "records.h"
 
 #define SP_UNW_VERSION 1
@@ -24,7 +26,14 @@
 struct sp_unw_header {
 	struct sp_stream_header h;
 	struct sp_event_info ev;
+	/*
+	 * CLOCK_REALTIME ns at ev.start_time, 0 unknown (from the raw
+	 * header).  Headers written before it end at SP_UNW_HEADER_MIN.
+	 */
+	uint64_t start_realtime;
 };
+
+#define SP_UNW_HEADER_MIN offsetof(struct sp_unw_header, start_realtime)
 
 /* How the unwinding of a stack ended. */
 enum sp_unw_end {
@@ -74,7 +83,7 @@ struct sp_unw_summary {
 	uint64_t ends[SP_END_MAX];	/* samples per enum sp_unw_end */
 };
 
-_Static_assert(sizeof(struct sp_unw_header) == 88, "unwound header layout");
+_Static_assert(sizeof(struct sp_unw_header) == 96, "unwound header layout");
 _Static_assert(sizeof(struct sp_unw_stack) == 24, "stack layout");
 _Static_assert(sizeof(struct sp_unw_sample) == 40, "unwound sample layout");
 _Static_assert(sizeof(struct sp_unw_summary) == 120, "unwound summary layout");

@@ -254,6 +254,7 @@ int sp_recorder_attach(struct sp_recorder *r, const pid_t *pids, size_t n)
 		return sp_err_set(&r->err, -ENOMEM, "out of memory");
 
 	r->start_time = sp_mono_ns();
+	r->start_realtime = sp_realtime_of(r->start_time);
 	if (r->o.attach == SP_RECORD_ATTACH_ON_EXEC)
 		e = attach_on_exec(r);
 	else

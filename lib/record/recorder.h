@@ -309,6 +309,7 @@ struct sp_recorder {
 	uint64_t samples, lost, lost_records, throttles, bad;
 	uint64_t attached_threads;
 	uint64_t start_time, end_time;
+	uint64_t start_realtime;	/* CLOCK_REALTIME ns at start_time */
 	int did_attach, attached_ok;
 };
 

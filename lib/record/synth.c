@@ -32,6 +32,7 @@ int rec_write_header(struct sp_recorder *r)
 	h.ev.clockid = CLOCK_MONOTONIC;
 	h.ev.ncpus = r->ev.nbufs;
 	h.ev.start_time = r->start_time;
+	h.start_realtime = r->start_realtime;
 	snprintf(h.ev.name, sizeof(h.ev.name), "%s", r->event);
 	h.sample_type = a->sample_type;
 	h.regs_mask = a->sample_regs_user;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "symstream.h"
 
@@ -49,6 +50,7 @@ int sp_symstream_header(struct sp_symstream *ss, const struct sp_unw_header *h)
 {
 	char name[sizeof(h->ev.name) + 1];
 	struct sp_st_rec rec;
+	int r;
 
 	memcpy(name, h->ev.name, sizeof(h->ev.name));
 	name[sizeof(h->ev.name)] = 0;
@@ -56,6 +58,12 @@ int sp_symstream_header(struct sp_symstream *ss, const struct sp_unw_header *h)
 	rec.u.event = (struct sp_st_event){ .name = name,
 		.freq = !!(h->ev.flags & SP_EV_FREQ),
 		.value = h->ev.freq_or_period };
+	r = ss->emit(ss->arg, &rec);
+	if (r)
+		return r;
+	rec.type = SP_ST_START;
+	rec.u.start = (struct sp_st_start){ .time = h->ev.start_time,
+		.realtime = h->start_realtime };
 	return ss->emit(ss->arg, &rec);
 }
 
@@ -82,6 +90,28 @@ static int emit_stack(struct sp_symstream *ss, const struct sp_unw_stack_view *v
 	return r;
 }
 
+/* An executable mapping, for writers that describe mappings (pprof). */
+static int emit_map(struct sp_symstream *ss, const struct sp_mmap_rec *m)
+{
+	char bid[2 * sizeof(m->build_id) + 1];
+	struct sp_st_rec rec;
+	unsigned i, n = m->build_id_size;
+
+	if (!(m->prot & PROT_EXEC))
+		return 0;
+	if (n > sizeof(m->build_id))
+		n = sizeof(m->build_id);
+	for (i = 0; i < n; i++)
+		snprintf(bid + 2 * i, 3, "%02x", m->build_id[i]);
+	bid[2 * n] = 0;
+	rec.type = SP_ST_MAP;
+	rec.u.map = (struct sp_st_map){ .time = m->time, .pid = m->pid,
+		.start = m->start, .end = m->start + m->len,
+		.pgoff = m->pgoff, .build_id = n ? bid : NULL,
+		.path = m->filename };
+	return ss->emit(ss->arg, &rec);
+}
+
 int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 {
 	const struct sp_unw_sample *sa = (const void *)h;
@@ -100,6 +130,12 @@ int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 		return refuse(ss, "record after the SUMMARY record");
 	switch (h->type) {
 	case SP_REC_MMAP:
+		if ((bad = sp_rec_check_common(h)))
+			return refuse(ss, bad);
+		r = sp_symbolizer_apply(ss->sym, h, &rec.u.comm);
+		if (r < 0)
+			return r;
+		return emit_map(ss, (const struct sp_mmap_rec *)h);
 	case SP_REC_COMM:
 	case SP_REC_FORK:
 	case SP_REC_EXIT:

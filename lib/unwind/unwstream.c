@@ -68,6 +68,7 @@ void sp_unwstream_header(const struct sp_unwstream *u,
 	out->h.version = SP_UNW_VERSION;
 	out->h.header_size = sizeof(*out);
 	out->ev = u->rh.ev;
+	out->start_realtime = u->rh.start_realtime;
 }
 
 const struct sp_unw_summary *sp_unwstream_summary(const struct sp_unwstream *u)

@@ -133,6 +133,56 @@ static void test_every_record(void)
 	CHECK(back.u.frame.f.line == 7 && back.u.frame.f.module == NULL);
 }
 
+/* start and map lines: written, parsed back, strict about their fields */
+static void test_start_map(void)
+{
+	struct sp_st_rec recs[3], back;
+	char *text, *line, *save = NULL;
+	int i = 0;
+
+	recs[0].type = SP_ST_START;
+	recs[0].u.start = (struct sp_st_start){ 1000, 1796000000123456789ull };
+	recs[1].type = SP_ST_MAP;
+	recs[1].u.map = (struct sp_st_map){ .time = 5, .pid = 10,
+		.start = 0x7f0000001000, .end = 0x7f0000003000,
+		.pgoff = 0x1000, .build_id = "0a1b2c",
+		.path = "/opt/a b\tc.so" };
+	recs[2].type = SP_ST_MAP;
+	recs[2].u.map = (struct sp_st_map){ .time = 6, .pid = 10,
+		.start = 0x1000, .end = 0x2000, .path = "[vdso]" };
+	text = write_all(recs, 3, 0);
+	CHECK_STR(text,
+		  "start\t1000\t1796000000123456789\n"
+		  "map\t5\t10\t0x7f0000001000\t0x7f0000003000\t0x1000\t0a1b2c\t/opt/a b\\tc.so\n"
+		  "map\t6\t10\t0x1000\t0x2000\t0x0\t-\t[vdso]\n");
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save), i++)
+		CHECK(sp_st_parse(line, strlen(line), &back) == NULL &&
+		      back.type == recs[i].type);
+	CHECK(back.u.map.build_id == NULL && !strcmp(back.u.map.path, "[vdso]"));
+	free(text);
+	CHECK(parse("start\t1000\t1796000000123456789", &back) == NULL);
+	CHECK(back.u.start.time == 1000 &&
+	      back.u.start.realtime == 1796000000123456789ull);
+	CHECK(parse("map\t5\t10\t0x1000\t0x3000\t0x1000\t0a1b\t/a", &back) == NULL);
+	CHECK(back.u.map.start == 0x1000 && back.u.map.end == 0x3000 &&
+	      back.u.map.pgoff == 0x1000 && back.u.map.pid == 10);
+	CHECK_STR(back.u.map.build_id, "0a1b");
+	CHECK_STR(back.u.map.path, "/a");
+	CHECK_STR(parse("start\t1", &back), "need 3 fields");
+	CHECK_STR(parse("start\t1\tnow", &back), "REALTIME is not a number");
+	CHECK_STR(parse("map\t5\t10\t0x1000\t0x3000\t0x0\t-", &back),
+		  "need 8 fields");
+	CHECK_STR(parse("map\t5\t10\t1000\t0x3000\t0x0\t-\t/a", &back),
+		  "START is not a 0x hex number");
+	CHECK_STR(parse("map\t5\t10\t0x3000\t0x3000\t0x0\t-\t/a", &back),
+		  "END is not a 0x hex number above START");
+	CHECK_STR(parse("map\t5\t10\t0x1000\t0x3000\t0x0\tABCD\t/a", &back),
+		  "BUILDID is not lowercase hex");
+	CHECK_STR(parse("map\t5\t10\t0x1000\t0x3000\t0x0\tabc\t/a", &back),
+		  "BUILDID is not lowercase hex");
+}
+
 static void test_parse_errors(void)
 {
 	static const struct {
@@ -272,6 +322,7 @@ int main(void)
 	test_escape_round_trip();
 	test_every_record();
 	test_parse_errors();
+	test_start_map();
 	test_magic();
 	test_reader();
 	test_long_line();
