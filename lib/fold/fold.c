@@ -544,6 +544,16 @@ count:
 	return 0;
 }
 
+/* Whether stacks a and b have the same frames (hidden ones left out). */
+static int same_frames(const struct sp_fold *f, uint32_t a, uint32_t b)
+{
+	const struct sp_fold_stack *x = &f->stacks[a], *y = &f->stacks[b];
+
+	return a == b || (x->n == y->n &&
+			  !memcmp(f->frame_ids + x->off, f->frame_ids + y->off,
+				  x->n * sizeof(*f->frame_ids)));
+}
+
 static int count_timeline(struct sp_fold *f, const struct sp_st_sample *sa,
 			  uint32_t stack, uint32_t comm)
 {
@@ -568,7 +578,7 @@ static int count_timeline(struct sp_fold *f, const struct sp_st_sample *sa,
 	t->count++;
 	t->weight += sa->weight;
 	run = t->nruns ? &t->runs[t->nruns - 1] : NULL;
-	if (!run || run->stack != stack) {
+	if (!run || !same_frames(f, run->stack, stack)) {
 		if (SP_GROW(t->runs, t->cap, t->nruns + 1))
 			return -ENOMEM;
 		run = &t->runs[t->nruns++];

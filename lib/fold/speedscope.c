@@ -98,6 +98,8 @@ struct ss {
 	uint32_t *of_frame;		/* fold frame -> speedscope frame */
 	uint32_t *firsts;		/* speedscope frame -> a fold frame */
 	size_t n, cap;
+	struct sp_strtab stack_keys;	/* a stack as frame indexes */
+	uint32_t *of_stack;		/* fold stack -> its key's index */
 };
 
 /* The speedscope frame of fold frame i: name, file and line. */
@@ -188,28 +190,65 @@ static int write_profile(struct ss *s, struct sp_out *out,
 				  ",\"endValue\":%" PRIu64 ",\"samples\":[",
 				  time ? "nanoseconds" : "none", start,
 				  start + total);
+	/*
+	 * neighbours whose frames differ only where speedscope does not look
+	 * (addresses) are one sample: a run starts where the key changes
+	 */
 	for (i = 0; !r && i < t->nruns; i++) {
 		const struct sp_fold_stack *st = &f->stacks[t->runs[i].stack];
 		uint32_t k;
 
+		if (i && s->of_stack[t->runs[i].stack] ==
+			 s->of_stack[t->runs[i - 1].stack])
+			continue;
 		r = sp_out_write(out, i ? ",[" : "[", i ? 2 : 1);
-		for (k = st->n; !r && k--; ) {
-			int64_t id = ss_frame(s, f->frame_ids[st->off + k]);
-
-			if (id < 0)
-				return (int)id;
-			r = sp_out_printf(out, "%s%" PRId64,
-					  k + 1 == st->n ? "" : ",", id);
-		}
+		for (k = st->n; !r && k--; )
+			r = sp_out_printf(out, "%s%" PRIu32,
+					  k + 1 == st->n ? "" : ",",
+					  s->of_frame[f->frame_ids[st->off + k]]);
 		if (!r)
 			r = sp_out_write(out, "]", 1);
 	}
 	if (!r)
 		r = sp_out_write(out, "],\"weights\":[", 13);
-	for (i = 0; !r && i < t->nruns; i++)
-		r = sp_out_printf(out, "%s%" PRIu64, i ? "," : "",
-				  time ? t->runs[i].weight : t->runs[i].count);
+	for (i = 0; !r && i < t->nruns; ) {
+		uint32_t key = s->of_stack[t->runs[i].stack];
+		uint64_t w = 0;
+
+		r = i ? sp_out_write(out, ",", 1) : 0;
+		for (; i < t->nruns && s->of_stack[t->runs[i].stack] == key; i++)
+			w += time ? t->runs[i].weight : t->runs[i].count;
+		if (!r)
+			r = sp_out_printf(out, "%" PRIu64, w);
+	}
 	return r ? r : sp_out_write(out, "]}", 2);
+}
+
+/* The key of fold stack i: its speedscope frames, root first. */
+static int ss_stack(struct ss *s, uint32_t i)
+{
+	const struct sp_fold_stack *st = &s->f->stacks[i];
+	char *key = malloc(11 * (size_t)st->n + 1), *at = key;
+	int64_t id;
+	uint32_t k;
+
+	if (!key)
+		return -ENOMEM;
+	*at = 0;
+	for (k = st->n; k--; ) {
+		id = ss_frame(s, s->f->frame_ids[st->off + k]);
+		if (id < 0) {
+			free(key);
+			return (int)id;
+		}
+		at += sprintf(at, "%" PRId64 ",", id);
+	}
+	id = sp_strtab_intern(&s->stack_keys, key);
+	free(key);
+	if (id < 0)
+		return (int)id;
+	s->of_stack[i] = (uint32_t)id;
+	return 0;
 }
 
 /* Number the frames of every sampled stack, in the order of the samples. */
@@ -218,25 +257,20 @@ static int number_frames(struct ss *s, const struct sp_fold_thread **order)
 	const struct sp_fold *f = s->f;
 	uint8_t *seen = calloc(f->nstacks + 1, 1);
 	size_t i, j;
-	int64_t id;
+	int r;
 
 	if (!seen)
 		return -ENOMEM;
 	for (i = 0; i < f->nthreads; i++)
 		for (j = 0; j < order[i]->nruns; j++) {
-			const struct sp_fold_stack *st;
-			uint32_t k, stack = order[i]->runs[j].stack;
+			uint32_t stack = order[i]->runs[j].stack;
 
 			if (seen[stack])
 				continue;
 			seen[stack] = 1;
-			st = &f->stacks[stack];
-			for (k = st->n; k--; ) {
-				id = ss_frame(s, f->frame_ids[st->off + k]);
-				if (id < 0) {
-					free(seen);
-					return (int)id;
-				}
+			if ((r = ss_stack(s, stack))) {
+				free(seen);
+				return r;
 			}
 		}
 	free(seen);
@@ -252,8 +286,9 @@ int sp_fold_write_speedscope(struct sp_fold *f, struct sp_out *out)
 	int r = -ENOMEM;
 
 	s.of_frame = malloc((f->nframes + 1) * sizeof(*s.of_frame));
+	s.of_stack = calloc(f->nstacks + 1, sizeof(*s.of_stack));
 	order = malloc((f->nthreads + 1) * sizeof(*order));
-	if (!s.of_frame || !order)
+	if (!s.of_frame || !s.of_stack || !order)
 		goto out;
 	memset(s.of_frame, 0xff, (f->nframes + 1) * sizeof(*s.of_frame));
 	for (i = 0; i < f->nthreads; i++)
@@ -285,7 +320,9 @@ int sp_fold_write_speedscope(struct sp_fold *f, struct sp_out *out)
 out:
 	free(order);
 	free(s.of_frame);
+	free(s.of_stack);
 	free(s.firsts);
 	sp_strtab_release(&s.keys);
+	sp_strtab_release(&s.stack_keys);
 	return r;
 }
