@@ -3,7 +3,8 @@
 #
 #   make               build the tools and lib/libstackpulse.a
 #   make check         install missing packages, build under ASan+UBSan, run all tests
-#   make demo          install missing packages, profile bundled workload, write demo.folded
+#   make demo          install missing packages, profile bundled workload, write
+#                      demo.folded and demo.svg
 #   make V=1           show commands; SANITIZE=address,undefined; O=DIR for out-of-tree builds
 
 VERSION = 0.1.0
@@ -21,7 +22,7 @@ DEVELOPER_CFLAGS = -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
 	-Wno-unused-parameter -Wno-missing-field-initializers -Werror
 ALL_CFLAGS = -std=gnu11 $(DEVELOPER_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) \
 	-Ilib -DSP_VERSION='"$(VERSION)"' -D_GNU_SOURCE -fPIC
-LDLIBS = -lunwind-x86_64 -lunwind -ldw -lelf -liberty -llzma -lz -lpthread
+LDLIBS = -lunwind-x86_64 -lunwind -ldw -lelf -liberty -llzma -lz -lpthread -lm
 ifdef SANITIZE
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
@@ -33,12 +34,13 @@ else
 Q = @
 endif
 
-TOOLS = sp-record sp-unwind sp-symbolize sp-fold sp-spool
+TOOLS = sp-record sp-unwind sp-symbolize sp-fold sp-flame sp-spool
 
 # lib/: one folder per layer and stage (lib/README.md); a stage uses base,
 # format, os and elf, never another stage (tests/layers.sh checks it)
 LIB_OBJ = base/io base/stream base/hashtab base/grow base/err \
 	format/records format/raw format/unwound format/frame format/symtext \
+	format/folded \
 	format/spool-codec format/spool-write format/spool-read \
 	os/perf os/procfs os/launch os/kallsyms os/perfmap \
 	elf/elfcache elf/symtab elf/buildid elf/procs elf/debuginfo \
@@ -49,6 +51,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err \
 	symbolize/symbolize symbolize/src-kernel symbolize/src-elf \
 	symbolize/src-jitdump symbolize/src-perfmap symbolize/symstream \
 	fold/fold \
+	flame/flame flame/flame-js \
 	api/recorder api/symbolizer
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
@@ -74,6 +77,22 @@ all: $(TOOL_BINS) $(LIB_A) $(LIB_SO) $(O)/lib/stackpulse.pc
 
 $(O)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# the script of the flame graphs, a C array: od and sed, no tool more
+$(O)/lib/flame/flame-js.c: lib/flame/flame.js
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)if grep -q ']]>' $<; then echo "$<: ']]>' would end its CDATA section" >&2; exit 1; fi
+	$(Q){ echo '/* generated from lib/flame/flame.js by the Makefile: do not edit */'; \
+		echo 'const char sp_flame_js[] = {'; \
+		od -An -v -tx1 $< | sed -e 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+		echo '0 };'; \
+		echo 'const unsigned long sp_flame_js_len = sizeof(sp_flame_js) - 1;'; \
+	} >$@
+
+$(O)/lib/flame/flame-js.o: $(O)/lib/flame/flame-js.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -111,6 +130,7 @@ $(O)/sp-record/sp-record: $(O)/sp-record/main.o $(LIB_A) $(CLI_A)
 $(O)/sp-unwind/sp-unwind: $(O)/sp-unwind/main.o $(O)/sp-unwind/nosigmask.o $(LIB_A) $(CLI_A)
 $(O)/sp-symbolize/sp-symbolize: $(O)/sp-symbolize/main.o $(LIB_A) $(CLI_A)
 $(O)/sp-fold/sp-fold: $(O)/sp-fold/main.o $(LIB_A) $(CLI_A)
+$(O)/sp-flame/sp-flame: $(O)/sp-flame/main.o $(LIB_A) $(CLI_A)
 $(O)/sp-spool/sp-spool: $(O)/sp-spool/main.o $(LIB_A) $(CLI_A)
 $(TOOL_BINS):
 	@$(if $(Q),echo "  LINK    $@")
@@ -183,4 +203,5 @@ install: all
 
 clean:
 	rm -rf build lib/*/*.o lib/*.a lib/*.so* lib/*.map lib/stackpulse.pc sp-*/*.o $(foreach t,$(TOOLS),$(t)/$(t)) \
+		lib/flame/flame-js.c \
 		demo.folded demo.svg demo.raw
