@@ -669,14 +669,14 @@ static void put_pct(struct svg *w, double share)
 	put_fixed(w, (uint64_t)llround(fabs(share) * 10000), 2, 0);
 }
 
-/* Tenths of a pixel, "12.3" or "12". */
-static void put_px(struct svg *w, int64_t tenths)
+/* Hundredths of a pixel, "12.34", "12.3" or "12". */
+static void put_px(struct svg *w, int64_t hundredths)
 {
-	if (tenths < 0) {
+	if (hundredths < 0) {
 		put(w, "-", 1);
-		tenths = -tenths;
+		hundredths = -hundredths;
 	}
-	put_fixed(w, (uint64_t)tenths, 1, 1);
+	put_fixed(w, (uint64_t)hundredths, 2, 1);
 }
 
 /*
@@ -888,8 +888,9 @@ static void draw_frame(void *arg, uint32_t i, double x)
 
 	if (!i)
 		shown = len;
-	x1 = llround((XPAD + x * lay->px_per_count) * 10);
-	x2 = llround((XPAD + (x + n->count) * lay->px_per_count) * 10);
+	/* hundredths: the script scales them when it zooms */
+	x1 = llround((XPAD + x * lay->px_per_count) * 100);
+	x2 = llround((XPAD + (x + n->count) * lay->px_per_count) * 100);
 	y = lay->y0 + (int64_t)n->depth * lay->dy;
 	if (d->f->flags & SP_FLAME_DIFF)
 		c = diff_colour(st->negate ? -n->delta : n->delta, lay->max_delta);
@@ -920,7 +921,7 @@ static void draw_frame(void *arg, uint32_t i, double x)
 	puts_(w, ")</title><rect x=\"");
 	put_px(w, x1);
 	puts_(w, "\" y=\"");
-	put_px(w, y * 10);
+	put_px(w, y * 100);
 	puts_(w, "\" width=\"");
 	put_px(w, x2 - x1);
 	puts_(w, "\" height=\"");
@@ -929,12 +930,12 @@ static void draw_frame(void *arg, uint32_t i, double x)
 	put_colour(w, c);
 	puts_(w, "\"/>");
 	/* a label when three characters fit: one and "..", as the script does */
-	chars = (size_t)((double)(x2 - x1) / 10 / (FONT_SIZE * FONT_WIDTH));
+	chars = (size_t)((double)(x2 - x1) / 100 / (FONT_SIZE * FONT_WIDTH));
 	if (chars >= 3) {
 		puts_(w, "<text x=\"");
-		put_px(w, x1 + 30);
+		put_px(w, x1 + 300);
 		puts_(w, "\" y=\"");
-		put_px(w, (y + st->frame_height / 2 + 3) * 10);
+		put_px(w, (y + st->frame_height / 2 + 3) * 100);
 		puts_(w, "\">");
 		put_text(w, name, shown, chars);
 		puts_(w, "</text>");

@@ -78,8 +78,8 @@ function labelOf(name, w) {
 }
 
 function place(f, x, w) {
-	f.rect.setAttribute("x", x.toFixed(1));
-	f.rect.setAttribute("width", w.toFixed(1));
+	f.rect.setAttribute("x", x.toFixed(2));
+	f.rect.setAttribute("width", w.toFixed(2));
 	var label = labelOf(f.name, w);
 	if (!f.text) {
 		if (!label)
@@ -88,7 +88,7 @@ function place(f, x, w) {
 		f.text.setAttribute("y", f.y + spflame.ty);
 		f.g.appendChild(f.text);
 	}
-	f.text.setAttribute("x", (x + 3).toFixed(1));
+	f.text.setAttribute("x", (x + 3).toFixed(2));
 	f.text.textContent = label;
 }
 
@@ -108,8 +108,11 @@ function zoom(frame) {
 	for (var j = 0; j < frames.length; j++) {
 		var f = frames[j], cls = f.g.classList;
 		if (j >= i && j < z.end) {
+			// widths from the counts, exact; where they start from the
+			// pixels, which know of the frames too narrow to draw
 			cls.remove("hide", "parent");
-			place(f, spflame.xpad + (f.x - z.x) * ratio, f.w * ratio);
+			place(f, spflame.xpad + (f.x - z.x) * ratio,
+				z.count > 0 ? full * f.count / z.count : f.w * ratio);
 		} else if (ancestor[j]) {
 			cls.remove("hide");
 			cls.add("parent");

@@ -51,14 +51,14 @@ static const char *parse_count(const char *s, size_t n, double *v,
 	}
 	int_digits = dot ? (size_t)((const char *)memchr(s, '.', n) - s) : n;
 	if (int_digits > 16)
-		return "the count is too large (above 2^53)";
+		return "the count is too large (above 2^53 - 1)";
 	if (n >= sizeof(buf))
 		n = sizeof(buf) - 1;
 	memcpy(buf, s, n);
 	buf[n] = 0;
 	*v = strtod(buf, NULL);
 	if (*v > SP_FOLDED_COUNT_MAX)
-		return "the count is too large (above 2^53)";
+		return "the count is too large (above 2^53 - 1)";
 	*decimals = frac > SP_FOLDED_DECIMALS_MAX ? SP_FOLDED_DECIMALS_MAX :
 		    (unsigned)frac;
 	return NULL;

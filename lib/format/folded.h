@@ -26,7 +26,7 @@
  * Skipped as flamegraph.pl skips them, without a word: blank lines (only
  * whitespace) and comment lines, whose first byte is '#'.  Refused, with
  * the line number: a line without a count, a count that is no number or is
- * above 2^53, an empty stack or frame (";;", a ';' at either end), a NUL
+ * above 2^53 - 1, an empty stack or frame (";;", a ';' at either end), a NUL
  * byte, a line over SP_FOLDED_LINE_MAX bytes, a last line cut before its
  * count.  A stackpulse stream given by mistake (binary, or the symbolized
  * text) is recognised by its first bytes, so the tool can say what to run.
@@ -41,7 +41,7 @@
 #include <stdio.h>
 
 #define SP_FOLDED_LINE_MAX (16u << 20)	/* longest line a reader accepts */
-#define SP_FOLDED_COUNT_MAX 9007199254740992.0	/* 2^53: exact in a double */
+#define SP_FOLDED_COUNT_MAX 9007199254740991.0	/* 2^53 - 1: exact in a double */
 #define SP_FOLDED_DECIMALS_MAX 6	/* fraction digits worth keeping */
 
 struct sp_folded_line {

@@ -8,8 +8,10 @@
 //
 // FRAME: the name of a frame to click (the first one in the document);
 // VISIBLE: the comma-separated names of the frames left shown once it is
-// zoomed (its ancestors, itself, what is above it); REGEX and PERCENT: a
-// search and the share of all samples it must report ("40.00").
+// zoomed (its ancestors, itself, what is above it), checked as a set and,
+// frame by frame, against the paths this script rebuilds from the frames'
+// heights; REGEX and PERCENT: a search and the share of all samples it must
+// report ("40.00").
 // Prints "ok - ..." per check; exits 1 at the first failure.
 import assert from "node:assert/strict";
 import { basename, dirname, resolve } from "node:path";
@@ -40,6 +42,8 @@ async function frameStates(page) {
 				name: m[1],
 				count: parseFloat(m[2]),
 				x: parseFloat(rect.getAttribute("x")),
+				y: parseFloat(rect.getAttribute("y")),
+				h: parseFloat(rect.getAttribute("height")),
 				w: parseFloat(rect.getAttribute("width")),
 				fill: rect.getAttribute("fill"),
 				shown: getComputedStyle(g).display !== "none",
@@ -48,6 +52,18 @@ async function frameStates(page) {
 			});
 		}
 		return out;
+	});
+}
+
+// The path "all;a;b" of every frame: frames come in the order of a walk of
+// the tree, their depth is their distance from the root in frame heights.
+function paths(states) {
+	const path = [];
+	return states.map((f) => {
+		const depth = Math.round(Math.abs(f.y - states[0].y) / (f.h + 1));
+		path.length = depth;
+		path.push(f.name);
+		return path.join(";");
 	});
 }
 
@@ -88,19 +104,30 @@ try {
 		`${zoomName} spans the width after the click: x ${z.x}, width ${z.w}`);
 	assert.ok(!z.parent);
 	ok(`clicked ${zoomName}: it spans the full ${full} px`);
+	const p = paths(start), zp = p[zi];
+	assert.deepEqual(new Set(zoomed.filter((f) => f.shown).map((f) => f.name)), visible,
+		"the names shown after the zoom");
 	for (const [i, f] of zoomed.entries()) {
-		assert.equal(f.shown, visible.has(f.name),
-			`${f.name} (frame ${i}) is ${f.shown ? "shown" : "hidden"} after zooming to ${zoomName}`);
+		const above = p[i] === zp || p[i].startsWith(zp + ";");
+		const below = zp.startsWith(p[i] + ";");
+		assert.equal(f.shown, above || below,
+			`${p[i]} (frame ${i}) is ${f.shown ? "shown" : "hidden"} after zooming to ${zp}`);
+		assert.equal(f.parent, below, `${p[i]} is ${f.parent ? "" : "not "}faded`);
 		if (!f.shown)
 			continue;
 		if (f.parent) {
 			// an ancestor: full width, faded
 			assert.ok(Math.abs(f.w - full) < 0.05, `ancestor ${f.name} spans the width`);
 		} else {
-			// what is above it widens by the same ratio
+			// what is above it widens by the same ratio, starts where it
+			// did relative to the frame clicked (its x known to 0.005 px)
+			const ratio = full / start[zi].w;
 			const want = (full * f.count) / start[zi].count;
-			assert.ok(Math.abs(f.w - want) < 0.15,
-				`${f.name} is ${f.w} px wide after the zoom, want ${want.toFixed(1)}`);
+			const x = layout.xpad + (start[i].x - start[zi].x) * ratio;
+			assert.ok(Math.abs(f.w - want) < 0.01,
+				`${f.name} is ${f.w} px wide after the zoom, want ${want.toFixed(2)}`);
+			assert.ok(Math.abs(f.x - x) < 0.005 * ratio + 0.01,
+				`${f.name} starts at ${f.x} px after the zoom, want ${x.toFixed(2)}`);
 		}
 	}
 	assert.ok(zoomed.some((f) => f.parent), "the ancestors fade");
