@@ -153,9 +153,11 @@ $(O)/build/examples/%: examples/%.c $(HDRS) $(LIB_A)
 # Packages the build and the tests need, installed when missing and root.
 DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev bats bats-assert \
 	bats-support g++ binutils libiberty-dev liblzma-dev xz-utils \
-	pkg-config python3 util-linux
+	pkg-config python3 util-linux libxml2-utils chromium fonts-dejavu-core
 deps:
 	@sh tests/install-deps.sh $(DEPS)
+	@sh tests/install-deps.sh --npm tests/browser
+
 
 SAN_O = build/san
 SAN_FLAGS = SANITIZE=address,undefined O=$(SAN_O) CFLAGS="-O1 -g"
