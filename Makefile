@@ -71,7 +71,7 @@ PUBLIC_HDRS = base/stream.h format/records.h format/unwound.h format/spool.h \
 	format/frame.h os/launch.h
 
 .DELETE_ON_ERROR:
-.PHONY: all check test unit bats demo deps clean install bench examples layers
+.PHONY: all check test unit bats demo deps clean install bench bench-flame examples layers
 
 all: $(TOOL_BINS) $(LIB_A) $(LIB_SO) $(O)/lib/stackpulse.pc
 
@@ -188,6 +188,11 @@ demo: deps all
 
 bench: all
 	@sh bench/run.sh
+	@sh bench/flame.sh $(O)
+
+# sp-flame against flamegraph.pl alone (FLAMEGRAPH_PL=/path/to/flamegraph.pl)
+bench-flame: all
+	@sh bench/flame.sh $(O)
 
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 \

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
+
 #include "base/grow.h"
 #include "base/hashtab.h"
 #include "flame.h"
@@ -17,6 +19,7 @@ extern const char sp_flame_js[];
 extern const unsigned long sp_flame_js_len;
 
 #define NONE UINT32_MAX
+#define HUGE_PAGE (2u << 20)
 
 struct node {
 	uint32_t name;		/* index in names */
@@ -29,16 +32,24 @@ struct node {
 	double delta;		/* change of the samples it holds as leaf */
 };
 
+/* The key in the slot: a probe reads one cache line, not the node too. */
+struct slot {
+	uint32_t parent, name;
+	uint32_t node;		/* node index + 1, 0: empty */
+};
+
 struct sp_flame {
 	unsigned flags;
 	struct node *nodes;
 	size_t n, cap;
 	uint32_t max_depth;
 	struct sp_strtab names;
-	uint32_t *slots;	/* (parent, name) -> node index + 1 */
+	struct slot *slots;	/* (parent, name) -> node index */
 	size_t nslots;		/* a power of two, at most half full */
 	char **frames;		/* one stack's frames, for sp_flame_add() */
 	size_t frames_cap;
+	uint32_t *path;		/* the nodes of the last stack added */
+	size_t path_n, path_cap;
 };
 
 static uint64_t child_hash(uint32_t parent, uint32_t name)
@@ -77,18 +88,36 @@ static int new_node(struct sp_flame *f, uint32_t parent, uint32_t name)
 
 static int grow_slots(struct sp_flame *f)
 {
-	size_t nslots = f->nslots ? f->nslots * 2 : 1024, i;
-	uint32_t *slots = calloc(nslots, sizeof(*slots));
+	size_t nslots = f->nslots ? f->nslots * 2 : 1024, i, j;
+	size_t size = nslots * sizeof(struct slot);
+	struct slot *slots;
 
-	if (!slots)
-		return -ENOMEM;
-	for (i = 1; i < f->n; i++) {
-		size_t j = child_hash(f->nodes[i].parent, f->nodes[i].name) &
-			   (nslots - 1);
+	/*
+	 * Every probe lands somewhere else in a table of megabytes: in huge
+	 * pages the TLB misses fewer of them (where the kernel has them).
+	 */
+	if (size >= HUGE_PAGE) {
+		void *p;
 
-		while (slots[j])
+		if (posix_memalign(&p, HUGE_PAGE, size))
+			return -ENOMEM;
+		madvise(p, size, MADV_HUGEPAGE);
+		memset(p, 0, size);
+		slots = p;
+	} else {
+		slots = calloc(nslots, sizeof(*slots));
+		if (!slots)
+			return -ENOMEM;
+	}
+	for (i = 0; i < f->nslots; i++) {
+		const struct slot *s = &f->slots[i];
+
+		if (!s->node)
+			continue;
+		j = child_hash(s->parent, s->name) & (nslots - 1);
+		while (slots[j].node)
 			j = (j + 1) & (nslots - 1);
-		slots[j] = (uint32_t)i + 1;
+		slots[j] = *s;
 	}
 	free(f->slots);
 	f->slots = slots;
@@ -111,16 +140,16 @@ static uint32_t child_of(struct sp_flame *f, uint32_t parent, uint32_t name)
 	if ((f->n + 1) * 2 > f->nslots && grow_slots(f))
 		return NONE;
 	j = child_hash(parent, name) & (f->nslots - 1);
-	while (f->slots[j]) {
-		uint32_t i = f->slots[j] - 1;
-
-		if (f->nodes[i].parent == parent && f->nodes[i].name == name)
-			return i;
+	while (f->slots[j].node) {
+		if (f->slots[j].parent == parent && f->slots[j].name == name)
+			return f->slots[j].node - 1;
 		j = (j + 1) & (f->nslots - 1);
 	}
 	if (new_node(f, parent, name))
 		return NONE;
-	f->slots[j] = (uint32_t)f->n;
+	f->slots[j].parent = parent;
+	f->slots[j].name = name;
+	f->slots[j].node = (uint32_t)f->n;
 	return (uint32_t)f->n - 1;
 }
 
@@ -148,6 +177,7 @@ void sp_flame_free(struct sp_flame *f)
 	sp_strtab_release(&f->names);
 	free(f->slots);
 	free(f->frames);
+	free(f->path);
 	free(f);
 }
 
@@ -168,21 +198,36 @@ int sp_flame_add(struct sp_flame *f, char *stack, double count, double base)
 		*semi = 0;
 		p = semi + 1;
 	}
+	if (SP_GROW(f->path, f->path_cap, n))
+		return -ENOMEM;
 	f->nodes[0].count += count;
 	f->nodes[0].base += base;
 	for (i = 0; i < n; i++) {
 		const char *name = f->frames[f->flags & SP_FLAME_REVERSE ?
 					     n - 1 - i : i];
-		int64_t id = sp_strtab_intern(&f->names, name);
+		int64_t id;
 
-		if (id < 0)
-			return -ENOMEM;
-		at = child_of(f, at, (uint32_t)id);
-		if (at == NONE)
-			return -ENOMEM;
+		/*
+		 * Input sorted by stack, and stacks of one thread, share their
+		 * first frames with the stack before: no lookup for those.
+		 */
+		if (i < f->path_n &&
+		    !strcmp(name, f->names.strs[f->nodes[f->path[i]].name])) {
+			at = f->path[i];
+		} else {
+			f->path_n = i;
+			id = sp_strtab_intern(&f->names, name);
+			if (id < 0)
+				return -ENOMEM;
+			at = child_of(f, at, (uint32_t)id);
+			if (at == NONE)
+				return -ENOMEM;
+		}
+		f->path[i] = at;
 		f->nodes[at].count += count;
 		f->nodes[at].base += base;
 	}
+	f->path_n = n;
 	f->nodes[at].delta += count - base;
 	return 0;
 }
