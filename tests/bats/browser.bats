@@ -108,7 +108,7 @@ share() {
 
 @test "browser: an icicle graph and a larger graph zoom and search alike" {
 	need_playwright
-	run "$SP_FLAME" --inverted -o "$T/icicle.svg" "$T/in.folded"
+	run "$SP_FLAME" --inverted --nametype 'Frame:' -o "$T/icicle.svg" "$T/in.folded"
 	assert_success
 	run node "$BROWSER_DIR/flame.mjs" "$T/icicle.svg" lex all,main,parse,lex,memcpy \
 		'^r' "$(share "$T/in.folded" '^r')"

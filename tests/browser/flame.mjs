@@ -67,6 +67,12 @@ function paths(states) {
 	});
 }
 
+// a browser that hangs fails the test instead of holding it forever
+setTimeout(() => {
+	console.log("not ok - the browser session took over 3 minutes");
+	process.exit(1);
+}, 180000).unref();
+
 const server = await serve(dirname(svg));
 const browser = await launch();
 let status = 0;
@@ -94,10 +100,18 @@ try {
 	assert.ok(Math.abs(start[0].w - full) < 0.05, `all spans ${full} px`);
 	ok(`loaded ${start.length} frames from ${server.url}`);
 
-	// zoom: click the frame as a person would, on its rectangle
+	// the pointer over a frame: --nametype and its title in the details
 	const zi = start.findIndex((f) => f.name === zoomName);
 	assert.ok(zi > 0, `a frame named ${zoomName}`);
-	await page.locator("#frames > g").nth(zi).locator("rect").click();
+	const frame = page.locator("#frames > g").nth(zi);
+	await frame.locator("rect").hover();
+	const nametype = await page.evaluate(() => spflame.nametype);
+	const title = await frame.locator("title").textContent();
+	assert.equal(await page.locator("#details").textContent(), `${nametype} ${title}`);
+	ok(`the pointer over ${zoomName} shows "${nametype} ${title}"`);
+
+	// zoom: click the frame as a person would, on its rectangle
+	await frame.locator("rect").click();
 	const zoomed = await frameStates(page);
 	const z = zoomed[zi];
 	assert.ok(Math.abs(z.w - full) < 0.05 && Math.abs(z.x - layout.xpad) < 0.05,
