@@ -3,7 +3,8 @@
 #
 #   make               build the tools and lib/libstackpulse.a
 #   make check         install missing packages, build under ASan+UBSan, run all tests
-#   make demo          install missing packages, profile bundled workload, write demo.folded
+#   make demo          install missing packages, profile bundled workload, write
+#                      demo.folded and demo.svg
 #   make V=1           show commands; SANITIZE=address,undefined; O=DIR for out-of-tree builds
 
 VERSION = 0.1.0
@@ -22,7 +23,7 @@ DEVELOPER_CFLAGS = -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
 ALL_CFLAGS = -std=gnu11 $(DEVELOPER_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) \
 	-Ilib -I$(O)/build/gen -DSP_VERSION='"$(VERSION)"' -D_GNU_SOURCE -fPIC
 LDLIBS = -lunwind-x86_64 -lunwind -ldw -lelf -liberty -llzma -lz -lprotobuf-c \
-	-lpthread
+	-lpthread -lm
 ifdef SANITIZE
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
@@ -34,12 +35,13 @@ else
 Q = @
 endif
 
-TOOLS = sp-record sp-unwind sp-symbolize sp-fold sp-spool
+TOOLS = sp-record sp-unwind sp-symbolize sp-fold sp-flame sp-spool
 
 # lib/: one folder per layer and stage (lib/README.md); a stage uses base,
 # format, os and elf, never another stage (tests/layers.sh checks it)
 LIB_OBJ = base/io base/stream base/hashtab base/grow base/err \
 	format/records format/raw format/unwound format/frame format/symtext \
+	format/folded \
 	format/spool-codec format/spool-write format/spool-read \
 	os/perf os/procfs os/launch os/kallsyms os/perfmap \
 	elf/elfcache elf/symtab elf/buildid elf/procs elf/debuginfo \
@@ -50,6 +52,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err \
 	symbolize/symbolize symbolize/src-kernel symbolize/src-elf \
 	symbolize/src-jitdump symbolize/src-perfmap symbolize/symstream \
 	fold/fold fold/names fold/pprof fold/speedscope \
+	flame/flame flame/flame-js \
 	api/recorder api/symbolizer
 
 # code generated from lib/*/*.proto by protoc-c, under $(O)/build/gen
@@ -74,7 +77,7 @@ PUBLIC_HDRS = base/stream.h format/records.h format/unwound.h format/spool.h \
 	format/frame.h os/launch.h
 
 .DELETE_ON_ERROR:
-.PHONY: all check test unit bats demo deps clean install bench examples layers
+.PHONY: all check test unit bats demo deps clean install bench bench-flame examples layers
 
 all: $(TOOL_BINS) $(LIB_A) $(LIB_SO) $(O)/lib/stackpulse.pc
 
@@ -93,6 +96,22 @@ $(GEN)/fold/profile.pb-c.o: $(GEN)/fold/profile.pb-c.c
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(O)/lib/fold/pprof.o: $(GEN)/fold/profile.pb-c.h
+
+# the script of the flame graphs, a C array: od and sed, no tool more
+$(O)/lib/flame/flame-js.c: lib/flame/flame.js
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)if grep -q ']]>' $<; then echo "$<: ']]>' would end its CDATA section" >&2; exit 1; fi
+	$(Q){ echo '/* generated from lib/flame/flame.js by the Makefile: do not edit */'; \
+		echo 'const char sp_flame_js[] = {'; \
+		od -An -v -tx1 $< | sed -e 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+		echo '0 };'; \
+		echo 'const unsigned long sp_flame_js_len = sizeof(sp_flame_js) - 1;'; \
+	} >$@
+
+$(O)/lib/flame/flame-js.o: $(O)/lib/flame/flame-js.c
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(LIB_A): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
@@ -128,6 +147,7 @@ $(O)/sp-record/sp-record: $(O)/sp-record/main.o $(LIB_A) $(CLI_A)
 $(O)/sp-unwind/sp-unwind: $(O)/sp-unwind/main.o $(O)/sp-unwind/nosigmask.o $(LIB_A) $(CLI_A)
 $(O)/sp-symbolize/sp-symbolize: $(O)/sp-symbolize/main.o $(LIB_A) $(CLI_A)
 $(O)/sp-fold/sp-fold: $(O)/sp-fold/main.o $(LIB_A) $(CLI_A)
+$(O)/sp-flame/sp-flame: $(O)/sp-flame/main.o $(LIB_A) $(CLI_A)
 $(O)/sp-spool/sp-spool: $(O)/sp-spool/main.o $(LIB_A) $(CLI_A)
 $(TOOL_BINS):
 	@$(if $(Q),echo "  LINK    $@")
@@ -150,9 +170,12 @@ $(O)/build/examples/%: examples/%.c $(HDRS) $(LIB_A)
 # Packages the build and the tests need, installed when missing and root.
 DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev bats bats-assert \
 	bats-support g++ binutils libiberty-dev liblzma-dev xz-utils \
-	pkg-config python3 util-linux protobuf-c-compiler libprotobuf-c-dev
+	pkg-config python3 util-linux protobuf-c-compiler libprotobuf-c-dev \
+	libxml2-utils chromium fonts-dejavu-core golang-go
 deps:
 	@sh tests/install-deps.sh $(DEPS)
+	@sh tests/install-deps.sh --npm tests/browser
+
 
 SAN_O = build/san
 SAN_FLAGS = SANITIZE=address,undefined O=$(SAN_O) CFLAGS="-O1 -g"
@@ -183,6 +206,11 @@ demo: deps all
 
 bench: all
 	@sh bench/run.sh
+	@sh bench/flame.sh $(O)
+
+# sp-flame against flamegraph.pl alone (FLAMEGRAPH_PL=/path/to/flamegraph.pl)
+bench-flame: all
+	@sh bench/flame.sh $(O)
 
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 \
@@ -200,4 +228,5 @@ install: all
 
 clean:
 	rm -rf build lib/*/*.o lib/*.a lib/*.so* lib/*.map lib/stackpulse.pc sp-*/*.o $(foreach t,$(TOOLS),$(t)/$(t)) \
+		lib/flame/flame-js.c \
 		demo.folded demo.svg demo.raw

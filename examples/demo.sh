@@ -3,13 +3,13 @@
 # demo.sh: profile a bundled program for 3 seconds and show where it spends
 # its time.  Run by `make demo` as: sh examples/demo.sh [BUILD-DIR]
 #
-# Writes demo.folded (and demo.svg when flamegraph.pl is on PATH) in the
-# current directory.
+# Writes demo.folded and demo.svg, its flame graph drawn by sp-flame, in
+# the current directory.
 set -eu
 
 O=${1:-.}
 CC=${CC:-cc}
-for t in sp-record sp-unwind sp-symbolize sp-fold; do
+for t in sp-record sp-unwind sp-symbolize sp-fold sp-flame; do
 	[ -x "$O/$t/$t" ] || { echo "demo: $O/$t/$t is not built: run make" >&2; exit 2; }
 done
 
@@ -71,11 +71,8 @@ awk -v total="$total" '{ printf "%8d %5.1f%%  %s\n", $NF, 100 * $NF / total, sub
 	sort -k1,1nr | head -10
 
 echo
-if command -v flamegraph.pl >/dev/null 2>&1; then
-	flamegraph.pl --title "stackpulse demo" demo.folded >demo.svg
-	echo "wrote demo.svg: open it in a browser"
-else
-	echo "wrote demo.folded; for a flame graph get flamegraph.pl from"
-	echo "https://github.com/brendangregg/FlameGraph and run:"
-	echo "  flamegraph.pl demo.folded > demo.svg"
-fi
+echo "  sp-flame --title 'stackpulse demo' demo.folded > demo.svg"
+"$O/sp-flame/sp-flame" --title "stackpulse demo" -o demo.svg demo.folded ||
+	{ echo "demo: sp-flame failed" >&2; exit 2; }
+echo "wrote demo.folded and demo.svg: open demo.svg in a browser (click a frame"
+echo "to zoom, Search or ctrl-F for a regular expression)"

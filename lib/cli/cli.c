@@ -109,6 +109,7 @@ static const struct {
 	{ "raw", "a raw stream", "sp-record", "sp-unwind" },
 	{ "unwound", "an unwound stream", "sp-unwind", "sp-symbolize" },
 	{ "symbolized", "a symbolized stream", "sp-symbolize", "sp-fold" },
+	{ "folded", "folded stacks", "sp-fold", "sp-flame" },
 };
 
 static int stage_of(const char *kind)
@@ -121,14 +122,30 @@ static int stage_of(const char *kind)
 	return -1;
 }
 
+/* "sp-unwind", "sp-unwind and sp-symbolize", "a, b and c": the readers of
+ * stages from..to-1 */
+static const char *readers(char *buf, size_t size, int from, int to)
+{
+	size_t n = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = from; i < to; i++)
+		n += (size_t)snprintf(buf + n, n < size ? size - n : 0, "%s%s",
+				      i == from ? "" : i + 1 == to ? " and " : ", ",
+				      stages[i].reader);
+	return buf;
+}
+
 void sp_wrong_stream(const char *name, const char *kind, const char *want)
 {
 	int have = stage_of(kind), need = stage_of(want);
+	char list[128];
 
 	if (!strcmp(kind, "spool")) {
-		if (need == 2)
-			sp_die("'%s' is a spool file: read it back with 'sp-spool cat' and pipe it into sp-symbolize",
-			       name);
+		if (need >= 2)
+			sp_die("'%s' is a spool file: read it back with 'sp-spool cat' and pipe it into %s",
+			       name, readers(list, sizeof(list), 1, need));
 		sp_die("'%s' is a spool file: read it back with 'sp-spool cat'",
 		       name);
 	}
@@ -137,11 +154,8 @@ void sp_wrong_stream(const char *name, const char *kind, const char *want)
 	if (have > need)
 		sp_die("'%s' is %s: pipe it into %s", name, stages[have].noun,
 		       stages[have].reader);
-	if (need - have == 1)
-		sp_die("'%s' is %s: pipe it into %s first", name,
-		       stages[have].noun, stages[have].reader);
-	sp_die("'%s' is %s: pipe it into %s and %s first", name,
-	       stages[have].noun, stages[have].reader, stages[have + 1].reader);
+	sp_die("'%s' is %s: pipe it into %s first", name, stages[have].noun,
+	       readers(list, sizeof(list), have, need));
 }
 
 struct sp_in *sp_open_stream(const char *path, const char *magic,

@@ -46,8 +46,9 @@ const char *sp_parse_seconds(const char *s, uint64_t *ns);
 /*
  * The input named name ("-": standard input) was another of stackpulse's
  * streams ("raw", "unwound", "symbolized", "spool") than the kind this
- * tool reads (want): say which, and the stage that gets one to the other,
- * and exit 2.  "'stdin' is a raw stream: pipe it into sp-unwind first".
+ * tool reads (want, which may also be "folded"): say which, and the stages
+ * that get one to the other, and exit 2.  "'stdin' is a raw stream: pipe it
+ * into sp-unwind first".
  */
 void sp_wrong_stream(const char *name, const char *kind, const char *want)
 	__attribute__((noreturn));

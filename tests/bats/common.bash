@@ -30,6 +30,7 @@ SP_RECORD="$SP_BIN/sp-record/sp-record"
 SP_UNWIND="$SP_BIN/sp-unwind/sp-unwind"
 SP_SYMBOLIZE="$SP_BIN/sp-symbolize/sp-symbolize"
 SP_FOLD="$SP_BIN/sp-fold/sp-fold"
+SP_FLAME="$SP_BIN/sp-flame/sp-flame"
 WL_SRC="$SP_ROOT/tests/workloads"
 WL_DIR="${SP_WORK:-$BATS_RUN_TMPDIR}/wl"
 
@@ -44,11 +45,12 @@ sp_record() { "$SP_RECORD" "$@"; }
 sp_unwind() { "$SP_UNWIND" "$@"; }
 sp_symbolize() { "$SP_SYMBOLIZE" "$@"; }
 sp_fold() { "$SP_FOLD" "$@"; }
+sp_flame() { "$SP_FLAME" "$@"; }
 
 # Fail (not skip) when a tool is missing: a missing tool is a broken build.
 require_tools() {
 	local t
-	for t in "$SP_RECORD" "$SP_UNWIND" "$SP_SYMBOLIZE" "$SP_FOLD"; do
+	for t in "$SP_RECORD" "$SP_UNWIND" "$SP_SYMBOLIZE" "$SP_FOLD" "$SP_FLAME"; do
 		[[ -x $t ]] || fail "$(basename "$t") is not built at $t: run make"
 	done
 }
@@ -513,6 +515,54 @@ sys.exit(not ok)' 2>/dev/null ||
 # node with --perf-basic-prof: sets NODE or skips.
 need_node() {
 	NODE=$(command -v node) || skip "needs node (not on PATH)"
+}
+
+# The frames of an SVG of sp-flame (one <g> per line, in the order of a
+# walk of the tree, docs/formats.md), one per line:
+#   depth TAB name TAB count TAB x TAB width TAB fill TAB label
+# The depth comes from the rect's y against the root's ("all", the first
+# frame), for frames of 16 pixels (sp-flame's default --height); names and
+# labels stay XML-escaped.
+svg_frames() {
+	awk -v fh="${2:-16}" '
+		/^<g><title>/ {
+			t = $0; sub(/^<g><title>/, "", t); sub(/<\/title>.*/, "", t)
+			name = t; sub(/ \([0-9.]+ [^(]*$/, "", name)
+			count = substr(t, length(name) + 3); sub(/ .*/, "", count)
+			y = attr("y"); if (n++ == 0) y0 = y
+			label = ""
+			if (match($0, /<text[^>]*>[^<]*<\/text>/)) {
+				label = substr($0, RSTART, RLENGTH)
+				sub(/^<text[^>]*>/, "", label); sub(/<\/text>$/, "", label)
+			}
+			d = (y0 - y) / fh; if (d < 0) d = -d
+			printf "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", d, name, count,
+				attr("x"), attr("width"), attr("fill"), label
+		}
+		function attr(a,   s) {
+			if (!match($0, "<rect[^>]* " a "=\"[^\"]*\""))
+				return ""
+			s = substr($0, RSTART, RLENGTH); sub(/.*="/, "", s)
+			return substr(s, 1, length(s) - 1)
+		}' "$1"
+}
+
+# svg_paths SVG: "all;frame;...;frame COUNT SELF" per frame of an SVG of
+# sp-flame: the path rebuilt from the depths of the walk, the cumulative
+# count of the title, and what is left of it after its children.
+svg_paths() {
+	svg_frames "$1" | awk -F '\t' '
+		{
+			path[$1] = ($1 ? path[$1 - 1] ";" : "") $2
+			p[NR] = path[$1]; c[NR] = $3; self[NR] = $3
+			dec[NR] = index($3, ".") ? length($3) - index($3, ".") : 0
+			if ($1) self[up[$1 - 1]] -= $3
+			up[$1] = NR
+		}
+		END {
+			for (i = 1; i <= NR; i++)
+				printf "%s %s " "%." dec[i] "f\n", p[i], c[i], self[i]
+		}'
 }
 
 # Little-endian integers in binary files, for damaging streams on purpose.

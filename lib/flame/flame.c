@@ -1,0 +1,1137 @@
+/* SPDX-License-Identifier: MIT */
+/* flame.c: the merged tree of frames and the flame graph SVG writer. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/mman.h>
+
+#include "base/grow.h"
+#include "base/hashtab.h"
+#include "flame.h"
+
+/* lib/flame/flame.js, made a C array by the Makefile (flame-js.c) */
+extern const char sp_flame_js[];
+extern const unsigned long sp_flame_js_len;
+
+#define NONE UINT32_MAX
+#define HUGE_PAGE (2u << 20)
+
+struct node {
+	uint32_t name;		/* index in names */
+	uint32_t parent;
+	uint32_t child, last;	/* first and last child, NONE */
+	uint32_t next;		/* next sibling, NONE */
+	uint32_t depth;		/* the root is 0 */
+	double count;		/* cumulative: the frame's width */
+	double base;		/* cumulative count before (differential) */
+	double delta;		/* change of the samples it holds as leaf */
+};
+
+/* The key in the slot: a probe reads one cache line, not the node too. */
+struct slot {
+	uint32_t parent, name;
+	uint32_t node;		/* node index + 1, 0: empty */
+};
+
+struct sp_flame {
+	unsigned flags;
+	struct node *nodes;
+	size_t n, cap;
+	uint32_t max_depth;
+	struct sp_strtab names;
+	struct slot *slots;	/* (parent, name) -> node index */
+	size_t nslots;		/* a power of two, at most half full */
+	char **frames;		/* one stack's frames, for sp_flame_add() */
+	size_t frames_cap;
+	uint32_t *path;		/* the nodes of the last stack added */
+	size_t path_n, path_cap;
+};
+
+static uint64_t child_hash(uint32_t parent, uint32_t name)
+{
+	return sp_hash_u64((uint64_t)parent << 32 | name);
+}
+
+static int new_node(struct sp_flame *f, uint32_t parent, uint32_t name)
+{
+	struct node *n;
+
+	if (f->n >= NONE - 1)
+		return -ENOMEM;
+	if (SP_GROW(f->nodes, f->cap, f->n + 1))
+		return -ENOMEM;
+	n = &f->nodes[f->n];
+	memset(n, 0, sizeof(*n));
+	n->name = name;
+	n->parent = parent;
+	n->child = n->last = n->next = NONE;
+	if (parent != NONE) {
+		struct node *p = &f->nodes[parent];
+
+		n->depth = p->depth + 1;
+		if (p->last == NONE)
+			p->child = (uint32_t)f->n;
+		else
+			f->nodes[p->last].next = (uint32_t)f->n;
+		p->last = (uint32_t)f->n;
+	}
+	if (n->depth > f->max_depth)
+		f->max_depth = n->depth;
+	f->n++;
+	return 0;
+}
+
+static int grow_slots(struct sp_flame *f)
+{
+	size_t nslots = f->nslots ? f->nslots * 2 : 1024, i, j;
+	size_t size = nslots * sizeof(struct slot);
+	struct slot *slots;
+
+	/*
+	 * Every probe lands somewhere else in a table of megabytes: in huge
+	 * pages the TLB misses fewer of them (where the kernel has them).
+	 */
+	if (size >= HUGE_PAGE) {
+		void *p;
+
+		if (posix_memalign(&p, HUGE_PAGE, size))
+			return -ENOMEM;
+		madvise(p, size, MADV_HUGEPAGE);
+		memset(p, 0, size);
+		slots = p;
+	} else {
+		slots = calloc(nslots, sizeof(*slots));
+		if (!slots)
+			return -ENOMEM;
+	}
+	for (i = 0; i < f->nslots; i++) {
+		const struct slot *s = &f->slots[i];
+
+		if (!s->node)
+			continue;
+		j = child_hash(s->parent, s->name) & (nslots - 1);
+		while (slots[j].node)
+			j = (j + 1) & (nslots - 1);
+		slots[j] = *s;
+	}
+	free(f->slots);
+	f->slots = slots;
+	f->nslots = nslots;
+	return 0;
+}
+
+/* The child of parent called name, added when new; NONE when out of memory. */
+static uint32_t child_of(struct sp_flame *f, uint32_t parent, uint32_t name)
+{
+	struct node *p = &f->nodes[parent];
+	size_t j;
+
+	if (f->flags & SP_FLAME_CHART) {
+		/* a flame chart merges a frame with the one before only */
+		if (p->last != NONE && f->nodes[p->last].name == name)
+			return p->last;
+		return new_node(f, parent, name) ? NONE : (uint32_t)f->n - 1;
+	}
+	if ((f->n + 1) * 2 > f->nslots && grow_slots(f))
+		return NONE;
+	j = child_hash(parent, name) & (f->nslots - 1);
+	while (f->slots[j].node) {
+		if (f->slots[j].parent == parent && f->slots[j].name == name)
+			return f->slots[j].node - 1;
+		j = (j + 1) & (f->nslots - 1);
+	}
+	if (new_node(f, parent, name))
+		return NONE;
+	f->slots[j].parent = parent;
+	f->slots[j].name = name;
+	f->slots[j].node = (uint32_t)f->n;
+	return (uint32_t)f->n - 1;
+}
+
+struct sp_flame *sp_flame_new(unsigned flags)
+{
+	struct sp_flame *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->flags = flags;
+	/* the root, "all", is node 0 and has the name of index 0 */
+	if (sp_strtab_intern(&f->names, "all") != 0 || new_node(f, NONE, 0))
+		goto err;
+	return f;
+err:
+	sp_flame_free(f);
+	return NULL;
+}
+
+void sp_flame_free(struct sp_flame *f)
+{
+	if (!f)
+		return;
+	free(f->nodes);
+	sp_strtab_release(&f->names);
+	free(f->slots);
+	free(f->frames);
+	free(f->path);
+	free(f);
+}
+
+int sp_flame_add(struct sp_flame *f, char *stack, double count, double base)
+{
+	size_t n = 0, i;
+	uint32_t at = 0;
+	char *p = stack;
+
+	for (;;) {
+		char *semi = strchr(p, ';');
+
+		if (SP_GROW(f->frames, f->frames_cap, n + 1))
+			return -ENOMEM;
+		f->frames[n++] = p;
+		if (!semi)
+			break;
+		*semi = 0;
+		p = semi + 1;
+	}
+	if (SP_GROW(f->path, f->path_cap, n))
+		return -ENOMEM;
+	f->nodes[0].count += count;
+	f->nodes[0].base += base;
+	for (i = 0; i < n; i++) {
+		const char *name = f->frames[f->flags & SP_FLAME_REVERSE ?
+					     n - 1 - i : i];
+		int64_t id;
+
+		/*
+		 * Input sorted by stack, and stacks of one thread, share their
+		 * first frames with the stack before: no lookup for those.
+		 */
+		if (i < f->path_n &&
+		    !strcmp(name, f->names.strs[f->nodes[f->path[i]].name])) {
+			at = f->path[i];
+		} else {
+			f->path_n = i;
+			id = sp_strtab_intern(&f->names, name);
+			if (id < 0)
+				return -ENOMEM;
+			at = child_of(f, at, (uint32_t)id);
+			if (at == NONE)
+				return -ENOMEM;
+		}
+		f->path[i] = at;
+		f->nodes[at].count += count;
+		f->nodes[at].base += base;
+	}
+	f->path_n = n;
+	f->nodes[at].delta += count - base;
+	return 0;
+}
+
+double sp_flame_total(const struct sp_flame *f)
+{
+	return f->nodes[0].count;
+}
+
+double sp_flame_base_total(const struct sp_flame *f)
+{
+	return f->nodes[0].base;
+}
+
+size_t sp_flame_frames(const struct sp_flame *f)
+{
+	return f->n;
+}
+
+/* Sorting siblings by name ------------------------------------------------ */
+
+static const struct sp_flame *sort_tree;
+
+static int cmp_names(const void *a, const void *b)
+{
+	const struct node *na = &sort_tree->nodes[*(const uint32_t *)a];
+	const struct node *nb = &sort_tree->nodes[*(const uint32_t *)b];
+
+	return strcmp(sort_tree->names.strs[na->name],
+		      sort_tree->names.strs[nb->name]);
+}
+
+/* Put every node's children in byte order of their names. */
+static int sort_children(struct sp_flame *f)
+{
+	uint32_t *kids = NULL;
+	size_t cap = 0, i;
+
+	sort_tree = f;
+	for (i = 0; i < f->n; i++) {
+		struct node *p = &f->nodes[i];
+		size_t k = 0, j;
+		uint32_t c;
+
+		if (p->child == NONE || f->nodes[p->child].next == NONE)
+			continue;
+		for (c = p->child; c != NONE; c = f->nodes[c].next) {
+			if (SP_GROW(kids, cap, k + 1)) {
+				free(kids);
+				return -ENOMEM;
+			}
+			kids[k++] = c;
+		}
+		qsort(kids, k, sizeof(*kids), cmp_names);
+		p->child = kids[0];
+		p->last = kids[k - 1];
+		for (j = 0; j + 1 < k; j++)
+			f->nodes[kids[j]].next = kids[j + 1];
+		f->nodes[kids[k - 1]].next = NONE;
+	}
+	free(kids);
+	sort_tree = NULL;
+	return 0;
+}
+
+/* Colours ----------------------------------------------------------------- */
+
+enum palette {
+	PAL_HOT, PAL_MEM, PAL_IO, PAL_WAKEUP, PAL_JAVA, PAL_JS, PAL_PERL,
+	PAL_RED, PAL_GREEN, PAL_BLUE, PAL_AQUA, PAL_YELLOW, PAL_PURPLE,
+	PAL_ORANGE, PAL_GREY, PAL_MAX
+};
+
+static const char *const palette_names[] = {
+	"hot", "mem", "io", "wakeup", "java", "js", "perl", "red", "green",
+	"blue", "aqua", "yellow", "purple", "orange",
+};
+
+int sp_flame_palette(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(palette_names) / sizeof(palette_names[0]); i++)
+		if (!strcmp(name, palette_names[i]))
+			return (int)i;
+	return -1;
+}
+
+const char *sp_flame_palette_names(void)
+{
+	return "hot, mem, io, wakeup, java, js, perl, red, green, blue, aqua, "
+	       "yellow, purple, orange";
+}
+
+void sp_flame_style_init(struct sp_flame_style *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->countname = "samples";
+	st->nametype = "Function:";
+	st->width = 1200;
+	st->frame_height = 16;
+	st->minwidth = 0.1;
+	st->palette = PAL_HOT;
+}
+
+/* Frame kinds, from the annotations sp-fold and stackcollapse-perf add. */
+enum kind { K_PLAIN, K_KERNEL, K_JIT, K_INLINE, K_WAKER, K_SYNTHETIC };
+
+/* The kind of name (len bytes), and the length of the name to show. */
+static enum kind name_kind(const char *name, size_t len, size_t *shown)
+{
+	enum kind k = K_PLAIN;
+
+	*shown = len;
+	if (len >= 4 && name[len - 4] == '_' && name[len - 3] == '[' &&
+	    name[len - 1] == ']') {
+		switch (name[len - 2]) {
+		case 'k': k = K_KERNEL; break;
+		case 'j': k = K_JIT; break;
+		case 'i': k = K_INLINE; break;
+		case 'w': k = K_WAKER; break;
+		}
+		if (k != K_PLAIN)
+			*shown = len - 4;
+	}
+	/* [unknown], [truncated], [libz.so.1], and flamegraph.pl's "-", "--" */
+	if ((*shown >= 2 && name[0] == '[' && name[*shown - 1] == ']') ||
+	    (*shown == 1 && name[0] == '-') ||
+	    (*shown == 2 && name[0] == '-' && name[1] == '-'))
+		k = K_SYNTHETIC;
+	return k;
+}
+
+/*
+ * Three numbers in [0, 1] from a name.  By default a well-mixed hash: the
+ * same name has the same colour everywhere, neighbours differ.  With --hash
+ * the first bytes weigh most (a "module`" prefix skipped), so names alike
+ * get colours alike: v[0] from the start, v[1] and v[2] from the end.
+ */
+static void name_values(const char *name, size_t len, int by_prefix,
+			double v[3])
+{
+	uint64_t h = 1469598103934665603ull;	/* FNV-1a */
+	const char *tick;
+	size_t i;
+
+	if (!by_prefix) {
+		for (i = 0; i < len; i++) {
+			h ^= (unsigned char)name[i];
+			h *= 1099511628211ull;
+		}
+		h = sp_hash_u64(h);
+		v[0] = (double)(h & 0xffff) / 65535.0;
+		v[1] = (double)(h >> 16 & 0xffff) / 65535.0;
+		v[2] = (double)(h >> 32 & 0xffff) / 65535.0;
+		return;
+	}
+	tick = memchr(name, '`', len);
+	if (tick) {
+		len -= (size_t)(tick + 1 - name);
+		name = tick + 1;
+	}
+	/* the low bits of the first (last) four bytes as fraction digits */
+	v[0] = v[1] = 0;
+	for (i = 4; i-- > 0; ) {
+		v[0] = (v[0] + (i < len ? (unsigned char)name[i] % 16 : 0)) / 16;
+		v[1] = (v[1] + (i < len ? (unsigned char)name[len - 1 - i] % 16 :
+				0)) / 16;
+	}
+	v[2] = v[1];
+}
+
+struct rgb {
+	int r, g, b;
+};
+
+/* base + span * v, for each channel; which v each channel takes */
+static const struct {
+	int base[3], span[3];
+	unsigned char v[3];
+} hues[PAL_MAX] = {
+	[PAL_HOT] = { { 205, 0, 0 }, { 50, 230, 55 }, { 2, 0, 1 } },
+	[PAL_MEM] = { { 0, 190, 0 }, { 0, 50, 210 }, { 0, 1, 0 } },
+	[PAL_IO] = { { 80, 80, 190 }, { 60, 60, 55 }, { 0, 0, 1 } },
+	[PAL_RED] = { { 200, 50, 50 }, { 55, 80, 80 }, { 0, 0, 0 } },
+	[PAL_GREEN] = { { 50, 200, 50 }, { 60, 55, 60 }, { 0, 0, 0 } },
+	[PAL_BLUE] = { { 80, 80, 205 }, { 60, 60, 50 }, { 0, 0, 0 } },
+	[PAL_AQUA] = { { 50, 165, 165 }, { 60, 55, 55 }, { 0, 0, 0 } },
+	[PAL_YELLOW] = { { 175, 175, 50 }, { 55, 55, 20 }, { 0, 0, 0 } },
+	[PAL_PURPLE] = { { 190, 80, 190 }, { 65, 60, 65 }, { 0, 0, 0 } },
+	[PAL_ORANGE] = { { 190, 90, 0 }, { 65, 65, 0 }, { 0, 0, 0 } },
+	[PAL_GREY] = { { 180, 180, 180 }, { 40, 40, 40 }, { 0, 0, 0 } },
+};
+
+static int has(const char *s, size_t len, const char *what)
+{
+	return memmem(s, len, what, strlen(what)) != NULL;
+}
+
+/* Which hue a multi-hue palette gives a name (shown: without annotation). */
+static enum palette pick_hue(int pal, enum kind k, const char *name,
+			     size_t shown)
+{
+	static const char *const java_pkgs[] = {
+		"java/", "javax/", "jdk/", "net/", "org/", "com/", "io/", "sun/",
+	};
+	size_t i;
+
+	if (k == K_SYNTHETIC)
+		return PAL_GREY;
+	switch (pal) {
+	case PAL_HOT:
+		/* stackpulse's annotations: the kind of code at a glance */
+		if (k == K_KERNEL)
+			return PAL_ORANGE;
+		if (k == K_JIT)
+			return PAL_GREEN;
+		if (k == K_INLINE || k == K_WAKER)
+			return PAL_AQUA;
+		return PAL_HOT;
+	case PAL_WAKEUP:
+		return PAL_AQUA;
+	case PAL_JAVA:
+		if (k == K_JIT)
+			return PAL_GREEN;
+		if (k == K_INLINE)
+			return PAL_AQUA;
+		for (i = 0; i < sizeof(java_pkgs) / sizeof(java_pkgs[0]); i++) {
+			size_t n = strlen(java_pkgs[i]);
+			const char *s = name;
+
+			if (shown > 0 && *s == 'L')
+				s++;
+			if ((size_t)(s - name) + n <= shown && !memcmp(s, java_pkgs[i], n))
+				return PAL_GREEN;
+		}
+		if (has(name, shown, ":::"))
+			return PAL_GREEN;
+		if (has(name, shown, "::"))
+			return PAL_YELLOW;
+		return k == K_KERNEL ? PAL_ORANGE : PAL_RED;
+	case PAL_JS:
+		if (k == K_JIT)
+			return memchr(name, '/', shown) ? PAL_GREEN : PAL_AQUA;
+		if (has(name, shown, "::"))
+			return PAL_YELLOW;
+		if (memchr(name, '/', shown) && has(name, shown, ".js"))
+			return PAL_GREEN;
+		if (memchr(name, ':', shown))
+			return PAL_AQUA;
+		return k == K_KERNEL ? PAL_ORANGE : PAL_RED;
+	case PAL_PERL:
+		if (has(name, shown, "::"))
+			return PAL_YELLOW;
+		if (has(name, shown, "Perl") || has(name, shown, ".pl"))
+			return PAL_GREEN;
+		return k == K_KERNEL ? PAL_ORANGE : PAL_RED;
+	default:
+		return (enum palette)pal;
+	}
+}
+
+static struct rgb frame_colour(const struct sp_flame_style *st,
+			       const char *name, size_t len, size_t shown,
+			       enum kind k)
+{
+	enum palette hue = pick_hue(st->palette, k, name, shown);
+	struct rgb c;
+	double v[3];
+	int ch[3];
+	int i;
+
+	name_values(name, len, st->hash, v);
+	for (i = 0; i < 3; i++)
+		ch[i] = hues[hue].base[i] +
+			(int)(hues[hue].span[i] * v[hues[hue].v[i]]);
+	/* io's red and green go together */
+	if (hue == PAL_IO)
+		ch[1] = ch[0];
+	c.r = ch[0];
+	c.g = ch[1];
+	c.b = ch[2];
+	return c;
+}
+
+/* White for no change, to red for the most growth, to blue for the most loss. */
+static struct rgb diff_colour(double delta, double max)
+{
+	struct rgb c = { 255, 255, 255 };
+	int fade;
+
+	if (max <= 0 || delta == 0)
+		return c;
+	fade = (int)(210 * (max - fabs(delta)) / max);
+	if (delta > 0)
+		c.g = c.b = fade;
+	else
+		c.r = c.g = fade;
+	return c;
+}
+
+/* Text -------------------------------------------------------------------- */
+
+/*
+ * Decode one UTF-8 character of s[0..n) (n > 0) into *cp: U+FFFD for a
+ * byte that starts no valid sequence.  Returns the bytes it took.
+ */
+static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	uint32_t c = s[0], min;
+	size_t len, i;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2, min = 0x80, c &= 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3, min = 0x800, c &= 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4, min = 0x10000, c &= 0x07;
+	} else {
+		*cp = 0xfffd;
+		return 1;
+	}
+	if (n < len)
+		goto bad;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			goto bad;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		goto bad;
+	*cp = c;
+	return len;
+bad:
+	*cp = 0xfffd;
+	return 1;
+}
+
+/* XML 1.0's Char production */
+static int xml_char(uint32_t c)
+{
+	return c == 0x9 || c == 0xa || c == 0xd || (c >= 0x20 && c <= 0xd7ff) ||
+	       (c >= 0xe000 && c <= 0xfffd) || (c >= 0x10000 && c <= 0x10ffff);
+}
+
+static size_t utf8_put(char *d, uint32_t c)
+{
+	if (c < 0x80) {
+		d[0] = (char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		d[0] = (char)(0xc0 | c >> 6);
+		d[1] = (char)(0x80 | (c & 0x3f));
+		return 2;
+	}
+	if (c < 0x10000) {
+		d[0] = (char)(0xe0 | c >> 12);
+		d[1] = (char)(0x80 | (c >> 6 & 0x3f));
+		d[2] = (char)(0x80 | (c & 0x3f));
+		return 3;
+	}
+	d[0] = (char)(0xf0 | c >> 18);
+	d[1] = (char)(0x80 | (c >> 12 & 0x3f));
+	d[2] = (char)(0x80 | (c >> 6 & 0x3f));
+	d[3] = (char)(0x80 | (c & 0x3f));
+	return 4;
+}
+
+/* A buffered writer that keeps the first error. */
+struct svg {
+	struct sp_out *out;
+	int err;
+	char buf[65536];
+	size_t n;
+};
+
+static void flush(struct svg *w)
+{
+	if (!w->err && w->n)
+		w->err = sp_out_write(w->out, w->buf, w->n);
+	w->n = 0;
+}
+
+static void put(struct svg *w, const char *s, size_t len)
+{
+	if (w->n + len > sizeof(w->buf)) {
+		flush(w);
+		if (len > sizeof(w->buf)) {
+			if (!w->err)
+				w->err = sp_out_write(w->out, s, len);
+			return;
+		}
+	}
+	memcpy(w->buf + w->n, s, len);
+	w->n += len;
+}
+
+static void puts_(struct svg *w, const char *s)
+{
+	put(w, s, strlen(s));
+}
+
+static void printf_(struct svg *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void printf_(struct svg *w, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	put(w, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/* An unsigned integer in decimal. */
+static void put_u64(struct svg *w, uint64_t v)
+{
+	char tmp[24];
+	size_t i = sizeof(tmp);
+
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put(w, tmp + i, sizeof(tmp) - i);
+}
+
+/* v / 10^digits, v >= 0, with exactly digits decimals ("12.30"), or with
+ * trailing zeros dropped when trim is set ("12.3", "12"). */
+static void put_fixed(struct svg *w, uint64_t v, unsigned digits, int trim)
+{
+	uint64_t scale = 1, frac;
+	unsigned i;
+	char tmp[24];
+
+	for (i = 0; i < digits; i++)
+		scale *= 10;
+	put_u64(w, v / scale);
+	frac = v % scale;
+	if (!digits || (trim && !frac))
+		return;
+	for (i = digits; i-- > 0; frac /= 10)
+		tmp[i] = (char)('0' + frac % 10);
+	i = digits;
+	while (trim && tmp[i - 1] == '0')
+		i--;
+	put(w, ".", 1);
+	put(w, tmp, i);
+}
+
+/* A count as the input had it: decimals fraction digits. */
+static void put_count(struct svg *w, double v, unsigned decimals)
+{
+	static const double p10[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
+
+	if (v < 0)
+		v = 0;
+	put_fixed(w, (uint64_t)llround(v * p10[decimals]), decimals, 0);
+}
+
+/* A signed count: "+12", "-3.5", "0". */
+static void put_signed(struct svg *w, double v, unsigned decimals)
+{
+	if (v > 0)
+		put(w, "+", 1);
+	else if (v < 0)
+		put(w, "-", 1);
+	put_count(w, fabs(v), decimals);
+}
+
+/* A percentage with two decimals, from a share in [0, 1]. */
+static void put_pct(struct svg *w, double share)
+{
+	put_fixed(w, (uint64_t)llround(fabs(share) * 10000), 2, 0);
+}
+
+/* Hundredths of a pixel, "12.34", "12.3" or "12". */
+static void put_px(struct svg *w, int64_t hundredths)
+{
+	if (hundredths < 0) {
+		put(w, "-", 1);
+		hundredths = -hundredths;
+	}
+	put_fixed(w, (uint64_t)hundredths, 2, 1);
+}
+
+/*
+ * s[0..len) as XML character data: valid UTF-8 of XML characters (other
+ * bytes become U+FFFD), & < > " as references, at most max characters
+ * (0: all) with the last two of them ".." when it is cut.
+ */
+static void put_text(struct svg *w, const char *s, size_t len, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, chars = 0, run = 0;
+	char enc[8];
+
+	if (max) {
+		/* how many characters there are decides the cut */
+		size_t n = 0, j;
+		uint32_t c;
+
+		for (j = 0; j < len && n <= max; n++)
+			j += utf8_next(p + j, len - j, &c);
+		if (n > max)
+			max -= 2;
+		else
+			max = 0;
+	}
+	while (i < len) {
+		unsigned char b = p[i];
+		uint32_t c;
+		size_t k;
+		const char *ref = NULL;
+
+		if (max && chars == max)
+			break;
+		if (b >= 0x20 && b < 0x7f && b != '&' && b != '<' &&
+		    b != '>' && b != '"') {
+			run++;
+			i++;
+			chars++;
+			continue;
+		}
+		put(w, (const char *)p + i - run, run);
+		run = 0;
+		k = utf8_next(p + i, len - i, &c);
+		i += k;
+		chars++;
+		switch (c) {
+		case '&': ref = "&amp;"; break;
+		case '<': ref = "&lt;"; break;
+		case '>': ref = "&gt;"; break;
+		case '"': ref = "&quot;"; break;
+		case '\t': ref = "&#9;"; break;
+		case '\n': ref = "&#10;"; break;
+		case '\r': ref = "&#13;"; break;
+		}
+		if (ref) {
+			puts_(w, ref);
+			continue;
+		}
+		if (!xml_char(c))
+			c = 0xfffd;
+		put(w, enc, utf8_put(enc, c));
+	}
+	put(w, (const char *)p + i - run, run);
+	if (max && i < len)
+		put(w, "..", 2);
+}
+
+/* s as a JavaScript string literal safe in CDATA: "\u00e9" for all but
+ * plain ASCII. */
+static void put_js_string(struct svg *w, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s), i = 0;
+
+	put(w, "\"", 1);
+	while (i < len) {
+		uint32_t c;
+
+		i += utf8_next(p + i, len - i, &c);
+		if (!xml_char(c))
+			c = 0xfffd;
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\' &&
+		    c != '<' && c != '>' && c != '&' && c != ']') {
+			char ch = (char)c;
+
+			put(w, &ch, 1);
+		} else if (c < 0x10000) {
+			printf_(w, "\\u%04x", (unsigned)c);
+		} else {
+			c -= 0x10000;
+			printf_(w, "\\u%04x\\u%04x", 0xd800 + (unsigned)(c >> 10),
+				0xdc00 + (unsigned)(c & 0x3ff));
+		}
+	}
+	put(w, "\"", 1);
+}
+
+/* Layout ------------------------------------------------------------------ */
+
+/* flamegraph.pl's proportions, for a 12 pixel font */
+#define FONT_SIZE	12
+#define FONT_WIDTH	0.59	/* average glyph width / font size */
+#define XPAD		10	/* left and right */
+#define YPAD_TOP	(FONT_SIZE * 3)	/* the title */
+#define YPAD_BOTTOM	(FONT_SIZE * 2 + 10)	/* the details line */
+#define YPAD_SUB	(FONT_SIZE * 2)	/* the subtitle */
+#define SEARCH_COLOUR	"#e600e6"
+
+struct layout {
+	const struct sp_flame_style *st;
+	double total;
+	double px_per_count;
+	double min_count;	/* narrower frames are left out */
+	unsigned height;
+	int64_t y0, dy;		/* y of depth d: y0 + d * dy */
+	double max_delta;
+};
+
+static int drawn(const struct layout *lay, const struct node *n)
+{
+	return n->count > 0 && n->count >= lay->min_count;
+}
+
+/*
+ * Walk the drawn frames in pre-order: fn(arg, node, x of its first count).
+ * A frame left out takes its subtree with it: no child is wider.  xs holds
+ * the x of the frame on the current path at each depth.
+ */
+static void walk(const struct sp_flame *f, const struct layout *lay,
+		 double *xs, void (*fn)(void *arg, uint32_t i, double x),
+		 void *arg)
+{
+	uint32_t i = 0;
+	double x = 0;
+
+	for (;;) {
+		const struct node *n = &f->nodes[i];
+
+		if (drawn(lay, n)) {
+			fn(arg, i, x);
+			xs[n->depth] = x;
+			if (n->child != NONE) {
+				/* the first child starts where its parent does */
+				i = n->child;
+				continue;
+			}
+		}
+		/* the next sibling, or the nearest ancestor's */
+		while (f->nodes[i].next == NONE) {
+			i = f->nodes[i].parent;
+			if (i == NONE || i == 0)
+				return;
+			x = xs[f->nodes[i].depth];
+		}
+		x += f->nodes[i].count;
+		i = f->nodes[i].next;
+	}
+}
+
+/* Writing ----------------------------------------------------------------- */
+
+struct draw {
+	struct svg *w;
+	const struct sp_flame *f;
+	const struct layout *lay;
+	uint32_t max_depth;
+	double max_delta;
+};
+
+static void measure(void *arg, uint32_t i, double x)
+{
+	struct draw *d = arg;
+	const struct node *n = &d->f->nodes[i];
+
+	(void)x;
+	if (n->depth > d->max_depth)
+		d->max_depth = n->depth;
+	if (fabs(n->delta) > d->max_delta)
+		d->max_delta = fabs(n->delta);
+}
+
+static void put_colour(struct svg *w, struct rgb c)
+{
+	static const char hex[] = "0123456789abcdef";
+	char s[7];
+
+	s[0] = '#';
+	s[1] = hex[c.r >> 4 & 15];
+	s[2] = hex[c.r & 15];
+	s[3] = hex[c.g >> 4 & 15];
+	s[4] = hex[c.g & 15];
+	s[5] = hex[c.b >> 4 & 15];
+	s[6] = hex[c.b & 15];
+	put(w, s, 7);
+}
+
+static void draw_frame(void *arg, uint32_t i, double x)
+{
+	struct draw *d = arg;
+	const struct layout *lay = d->lay;
+	const struct sp_flame_style *st = lay->st;
+	const struct node *n = &d->f->nodes[i];
+	const char *name = d->f->names.strs[n->name];
+	struct svg *w = d->w;
+	size_t len = strlen(name), shown, chars;
+	enum kind k = i ? name_kind(name, len, &shown) : K_PLAIN;
+	int64_t x1, x2, y;
+	struct rgb c;
+
+	if (!i)
+		shown = len;
+	/* hundredths: the script scales them when it zooms */
+	x1 = llround((XPAD + x * lay->px_per_count) * 100);
+	x2 = llround((XPAD + (x + n->count) * lay->px_per_count) * 100);
+	y = lay->y0 + (int64_t)n->depth * lay->dy;
+	if (d->f->flags & SP_FLAME_DIFF)
+		c = diff_colour(st->negate ? -n->delta : n->delta, lay->max_delta);
+	else
+		c = frame_colour(st, name, len, shown, k);
+
+	puts_(w, "<g><title>");
+	put_text(w, name, shown, 0);
+	put(w, " (", 2);
+	put_count(w, n->count, st->decimals);
+	put(w, " ", 1);
+	put_text(w, st->countname, strlen(st->countname), 0);
+	put(w, ", ", 2);
+	put_pct(w, n->count / lay->total);
+	put(w, "%", 1);
+	if (d->f->flags & SP_FLAME_DIFF) {
+		double delta = st->negate ? -n->delta : n->delta;
+
+		puts_(w, "; before ");
+		put_count(w, n->base, st->decimals);
+		puts_(w, ", self ");
+		put_signed(w, delta, st->decimals);
+		put(w, ", ", 2);
+		put(w, delta > 0 ? "+" : delta < 0 ? "-" : "", delta ? 1 : 0);
+		put_pct(w, delta / lay->total);
+		put(w, "%", 1);
+	}
+	puts_(w, ")</title><rect x=\"");
+	put_px(w, x1);
+	puts_(w, "\" y=\"");
+	put_px(w, y * 100);
+	puts_(w, "\" width=\"");
+	put_px(w, x2 - x1);
+	puts_(w, "\" height=\"");
+	put_u64(w, st->frame_height - 1);
+	puts_(w, "\" fill=\"");
+	put_colour(w, c);
+	puts_(w, "\"/>");
+	/* a label when three characters fit: one and "..", as the script does */
+	chars = (size_t)((double)(x2 - x1) / 100 / (FONT_SIZE * FONT_WIDTH));
+	if (chars >= 3) {
+		puts_(w, "<text x=\"");
+		put_px(w, x1 + 300);
+		puts_(w, "\" y=\"");
+		put_px(w, (y + st->frame_height / 2 + 3) * 100);
+		puts_(w, "\">");
+		put_text(w, name, shown, chars);
+		puts_(w, "</text>");
+	}
+	puts_(w, "</g>\n");
+}
+
+static const char css[] =
+	"text { font-family: Verdana, \"DejaVu Sans\", sans-serif; font-size: 12px; fill: #000; }\n"
+	"#title { text-anchor: middle; font-size: 17px; }\n"
+	"#subtitle { text-anchor: middle; fill: #a0a0a0; }\n"
+	"#search, #ignorecase { opacity: 0.1; cursor: pointer; }\n"
+	"#search:hover, #search.show, #ignorecase:hover, #ignorecase.show { opacity: 1; }\n"
+	"#unzoom { cursor: pointer; }\n"
+	"#frames > g { cursor: pointer; }\n"
+	"#frames > g:hover > rect { stroke: #000; stroke-width: 0.5; }\n"
+	"#frames rect { rx: 2px; ry: 2px; }\n"
+	".hide { display: none; }\n"
+	".parent { opacity: 0.5; }\n";
+
+static void write_head(struct svg *w, const struct sp_flame *f,
+		       const struct layout *lay)
+{
+	const struct sp_flame_style *st = lay->st;
+	unsigned width = st->width, height = lay->height;
+	const char *title = st->title, *bg1 = "#eeeeee", *bg2 = "#eeeeb0";
+
+	if (!title)
+		title = f->flags & SP_FLAME_CHART ? "Flame Chart" :
+			st->inverted ? "Icicle Graph" :
+			f->flags & SP_FLAME_DIFF ? "Differential Flame Graph" :
+			"Flame Graph";
+	switch (st->palette) {
+	case PAL_MEM:
+		bg1 = "#eef2ee", bg2 = "#e0ffe0";
+		break;
+	case PAL_IO: case PAL_WAKEUP:
+		bg2 = "#e0e0ff";
+		break;
+	case PAL_HOT: case PAL_JAVA: case PAL_JS: case PAL_PERL:
+		break;
+	default:
+		bg1 = "#f8f8f8", bg2 = "#e8e8e8";
+	}
+	printf_(w, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" xmlns=\"http://www.w3.org/2000/svg\">\n",
+		width, height, width, height);
+	puts_(w, "<!-- a flame graph drawn by stackpulse's sp-flame: click a frame to zoom, Search (or ctrl-F) takes a regular expression -->\n");
+	printf_(w, "<defs><linearGradient id=\"background\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"1\">"
+		"<stop stop-color=\"%s\" offset=\"5%%\"/><stop stop-color=\"%s\" offset=\"95%%\"/>"
+		"</linearGradient></defs>\n", bg1, bg2);
+	puts_(w, "<style type=\"text/css\"><![CDATA[\n");
+	puts_(w, css);
+	puts_(w, "]]></style>\n");
+	printf_(w, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"url(#background)\"/>\n",
+		width, height);
+	printf_(w, "<text id=\"title\" x=\"%u\" y=\"%d\">", width / 2, FONT_SIZE * 2);
+	put_text(w, title, strlen(title), 0);
+	puts_(w, "</text>\n");
+	if (st->subtitle) {
+		printf_(w, "<text id=\"subtitle\" x=\"%u\" y=\"%d\">", width / 2,
+			FONT_SIZE * 4);
+		put_text(w, st->subtitle, strlen(st->subtitle), 0);
+		puts_(w, "</text>\n");
+	}
+	printf_(w, "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
+		"<text id=\"unzoom\" class=\"hide\" x=\"%d\" y=\"%d\">Reset Zoom</text>\n"
+		"<text id=\"search\" x=\"%u\" y=\"%d\">Search</text>\n"
+		"<text id=\"ignorecase\" x=\"%u\" y=\"%d\">ic</text>\n"
+		"<text id=\"matched\" x=\"%u\" y=\"%u\"> </text>\n",
+		XPAD, height - YPAD_BOTTOM / 2, XPAD, FONT_SIZE * 2,
+		width - XPAD - 100, FONT_SIZE * 2, width - XPAD - 16,
+		FONT_SIZE * 2, width - XPAD - 100, height - YPAD_BOTTOM / 2);
+}
+
+static void write_tail(struct svg *w, const struct layout *lay)
+{
+	const struct sp_flame_style *st = lay->st;
+
+	/* what the script needs to know, then the script */
+	puts_(w, "<script type=\"text/ecmascript\"><![CDATA[\n"
+	      "var spflame = {\"width\": ");
+	put_u64(w, st->width);
+	printf_(w, ", \"xpad\": %d, \"fontSize\": %d, \"fontWidth\": %.2f, \"y0\": %lld, \"dy\": %lld, \"ty\": %u, \"total\": ",
+		XPAD, FONT_SIZE, FONT_WIDTH, (long long)lay->y0,
+		(long long)lay->dy, st->frame_height / 2 + 3);
+	put_count(w, lay->total, st->decimals);
+	printf_(w, ", \"decimals\": %u, \"searchColour\": \"%s\", \"countname\": ",
+		st->decimals, SEARCH_COLOUR);
+	put_js_string(w, st->countname);
+	puts_(w, ", \"nametype\": ");
+	put_js_string(w, st->nametype);
+	puts_(w, "};\n]]></script>\n<script type=\"text/ecmascript\"><![CDATA[\n");
+	put(w, sp_flame_js, sp_flame_js_len);
+	puts_(w, "]]></script>\n</svg>\n");
+}
+
+int sp_flame_write(struct sp_flame *f, const struct sp_flame_style *st,
+		   struct sp_out *out)
+{
+	struct layout lay;
+	struct draw d;
+	struct svg *w;
+	double *xs;
+	int err;
+
+	memset(&lay, 0, sizeof(lay));
+	lay.st = st;
+	lay.total = f->nodes[0].count;
+	if (!(lay.total > 0))
+		return -EINVAL;
+	if (!(f->flags & SP_FLAME_CHART) && sort_children(f))
+		return -ENOMEM;
+	lay.px_per_count = (double)(st->width - 2 * XPAD) / lay.total;
+	lay.min_count = st->minwidth_pct ? lay.total * st->minwidth / 100 :
+			st->minwidth / lay.px_per_count;
+	xs = calloc((size_t)f->max_depth + 1, sizeof(*xs));
+	w = malloc(sizeof(*w));
+	if (!xs || !w) {
+		free(xs);
+		free(w);
+		return -ENOMEM;
+	}
+	w->out = out;
+	w->err = 0;
+	w->n = 0;
+
+	memset(&d, 0, sizeof(d));
+	d.w = w;
+	d.f = f;
+	d.lay = &lay;
+	walk(f, &lay, xs, measure, &d);
+	lay.max_delta = d.max_delta;
+	lay.height = (d.max_depth + 1) * st->frame_height + YPAD_TOP +
+		     YPAD_BOTTOM + (st->subtitle ? YPAD_SUB : 0);
+	if (st->inverted) {
+		lay.y0 = YPAD_TOP + (st->subtitle ? YPAD_SUB : 0);
+		lay.dy = st->frame_height;
+	} else {
+		lay.y0 = (int64_t)lay.height - YPAD_BOTTOM - st->frame_height + 1;
+		lay.dy = -(int64_t)st->frame_height;
+	}
+
+	write_head(w, f, &lay);
+	puts_(w, "<g id=\"frames\">\n");
+	walk(f, &lay, xs, draw_frame, &d);
+	puts_(w, "</g>\n");
+	write_tail(w, &lay);
+	flush(w);
+	err = w->err;
+	free(w);
+	free(xs);
+	return err;
+}
