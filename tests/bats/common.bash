@@ -328,9 +328,9 @@ sp_pipeline_wait() {
 # writes once it has attached (and resumed the targets); fatal when PID,
 # the recorder or its pipeline, has ended without one.
 stream_begun() {
-	file_has "$1" 112 && return 0
+	file_has "$1" 120 && return 0
 	if gone "$2"; then
-		file_has "$1" 112 && return 0
+		file_has "$1" 120 && return 0
 		fatal "the recorder ended before it wrote a stream header to $1:" \
 			"$(cat "$1.err" "${PIPE_OUT:-/nonexistent}".*.err 2>/dev/null)"
 		return

@@ -155,7 +155,7 @@ assert_stream() {
 	run sh -c "head -c 8 '$1' | od -An -c | tr -d ' '"
 	assert_output 'SPRAW\0\0\0'
 	run sh -c "od -An -tu4 -j8 -N8 '$1' | tr -s ' '"
-	assert_output ' 1 112'
+	assert_output ' 1 120'
 	run sh -c "tail -c 80 '$1' | od -An -tu4 -N8 | tr -s ' '"
 	assert_output ' 10 80'
 }

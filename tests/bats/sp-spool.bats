@@ -149,12 +149,12 @@ assert d["compression_ratio"] > 1
 	build_workloads
 	start_target wl-deep 120
 	# sp-unwind writes 256 KiB at a time: sample fast enough to fill that;
-	# killed once a block follows the spool's header (120 bytes)
+	# killed once a block follows the spool's header (128 bytes)
 	"$SP_RECORD" -p "$TARGET_PID" -d 120 -F 9999 2>/dev/null 3>&- |
 		"$SP_UNWIND" -q 2>/dev/null 3>&- |
 		"$SP_SPOOL" write "$T/k.spool" 2>/dev/null 3>&- &
 	local spool=$!
-	wait_until 60 "sp-spool to write a block" file_has "$T/k.spool" 121
+	wait_until 60 "sp-spool to write a block" file_has "$T/k.spool" 129
 	kill -KILL "$spool"
 	wait "$spool" || true
 	for cmd in info verify; do
@@ -177,7 +177,7 @@ assert d["compression_ratio"] > 1
 	exec 5>"$T/in"
 	head -c 60000 "$D/s.unw" >&5
 	wait_until 30 "sp-spool to write what came before the pause" \
-		file_has "$T/p.spool" 121
+		file_has "$T/p.spool" 129
 	kill -KILL "$spool"
 	wait "$spool" || true
 	exec 5>&-
@@ -201,7 +201,7 @@ assert d["compression_ratio"] > 1
 }
 
 @test "sp-spool: damaged spools: one line, the byte and block, exit 2 (1 when cut)" {
-	local good=$D/s.spool size b0=120 zsize cmd bad=0 name w_info w_cat w_verify want re
+	local good=$D/s.spool size b0=128 zsize cmd bad=0 name w_info w_cat w_verify want re
 	size=$(stat -c %s "$good")
 	zsize=$(le32 "$good" $((b0 + 28)))
 
@@ -245,13 +245,13 @@ empty|2|2|2|empty file, expected a spool at byte 0 of
 random|2|2|2|not a spool \(bad magic\) at byte 0 of
 version99|2|2|2|spool version 99 is not supported .* at byte 8 of
 hsize|2|2|2|bad spool header size 7.* at byte 12 of
-short-header|2|2|2|truncated spool header: need 120 bytes, have 60
+short-header|2|2|2|truncated spool header: need 128 bytes, have 60
 header-crc|2|2|2|bad spool header checksum at byte 0 of
-short-block-header|1|1|1|'.*short-block-header' is cut at byte 120 after the header: the file ends inside the header of block 0
-short-block|1|1|1|'.*short-block' is cut at byte 120 after the header: the file ends inside block 0
+short-block-header|1|1|1|'.*short-block-header' is cut at byte 128 after the header: the file ends inside the header of block 0
+short-block|1|1|1|'.*short-block' is cut at byte 128 after the header: the file ends inside block 0
 short-trailer|1|1|1|'.*short-trailer' is cut at byte [0-9]+ after block [0-9]+: the file ends inside the trailer
-flip|0|2|2|bad checksum in block 0 at byte 120 of
-lying-size|0|2|2|bad header checksum in block 0 at byte 120 of
+flip|0|2|2|bad checksum in block 0 at byte 128 of
+lying-size|0|2|2|bad header checksum in block 0 at byte 128 of
 lying-trailer|2|2|2|bad trailer size at byte [0-9]+ of
 EOF
 	run --separate-stderr sh -c "exec '$SP_SPOOL' info '$D/s.unw'"

@@ -88,8 +88,10 @@ EOF_IN
 	sed "s/ *| */$tab/g" >"$T/want" <<EOF_WANT
 # stackpulse symbolized 1
 event | cpu-clock | freq | 99
+start | 0 | 0
 comm | 1 | 100 | 100 | prog | exec
 comm | 2 | 100 | 101 | prog | -
+map | 1 | 100 | 0x400000 | 0x410000 | 0x0 | - | $D/prog
 stack | 100 | 1 | 7 | root
 frame | 100 | 1 | 0 | kernel | kallsyms | - | 0xffffffff81001010 | do_syscall_64 | [kernel] | - | -
 frame | 100 | 1 | 1 | kernel | kallsyms | - | 0xffffffffc0000010 | ext4_read | [ext4] | - | -
