@@ -40,7 +40,7 @@ static void usage(void)
 	       "      --subtitle TEXT  a second line under the title\n"
 	       "      --width N        image width in pixels (default 1200)\n"
 	       "      --height N       frame height in pixels (default 16)\n"
-	       "      --minwidth N[%%]  leave out frames narrower than N pixels, or N\n"
+	       "      --minwidth N[%%]  merge frames narrower than N pixels, or N\n"
 	       "                       percent of all samples (default 0.1)\n"
 	       "      --countname TEXT what the counts are (default samples)\n"
 	       "      --nametype TEXT  what the names are (default Function:)\n"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* flame.c: the merged tree of frames and the flame graph SVG writer. */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -846,14 +847,39 @@ static int drawn(const struct layout *lay, const struct node *n)
 }
 
 /*
- * Walk the drawn frames in pre-order: fn(arg, node, x of its first count).
- * A frame left out takes its subtree with it: no child is wider.  xs holds
- * the x of the frame on the current path at each depth.
+ * A box to draw: a frame (node), or siblings in a row each too narrow to
+ * draw, merged (node NONE, merged of them) so that their parent does not
+ * look as if it had those samples to itself.
+ */
+struct spot {
+	uint32_t node;
+	uint32_t depth;
+	uint32_t merged;
+	double x;		/* of its first count */
+	double count, base;
+};
+
+/* Hand the run of narrow siblings to fn when it is wide enough; empty it. */
+static void flush_run(const struct layout *lay, struct spot *run,
+		      void (*fn)(void *arg, const struct spot *s), void *arg)
+{
+	if (run->merged > 1 && run->count >= lay->min_count)
+		fn(arg, run);
+	run->merged = 0;
+}
+
+/*
+ * Walk the drawn frames in pre-order: fn(arg, spot).  A frame left out
+ * takes its subtree with it (no child is wider); narrow siblings in a row
+ * that together are wide enough come as one merged spot where the first of
+ * them would be.  xs holds the x of the frame on the current path at each
+ * depth.
  */
 static void walk(const struct sp_flame *f, const struct layout *lay,
-		 double *xs, void (*fn)(void *arg, uint32_t i, double x),
+		 double *xs, void (*fn)(void *arg, const struct spot *s),
 		 void *arg)
 {
+	struct spot s, run = { .node = NONE };
 	uint32_t i = 0;
 	double x = 0;
 
@@ -861,16 +887,29 @@ static void walk(const struct sp_flame *f, const struct layout *lay,
 		const struct node *n = &f->nodes[i];
 
 		if (drawn(lay, n)) {
-			fn(arg, i, x);
+			flush_run(lay, &run, fn, arg);
+			s = (struct spot){ .node = i, .depth = n->depth, .x = x,
+				.count = n->count, .base = n->base };
+			fn(arg, &s);
 			xs[n->depth] = x;
 			if (n->child != NONE) {
 				/* the first child starts where its parent does */
 				i = n->child;
 				continue;
 			}
+		} else if (n->count > 0) {
+			if (!run.merged) {
+				run.depth = n->depth;
+				run.x = x;
+				run.count = run.base = 0;
+			}
+			run.merged++;
+			run.count += n->count;
+			run.base += n->base;
 		}
 		/* the next sibling, or the nearest ancestor's */
 		while (f->nodes[i].next == NONE) {
+			flush_run(lay, &run, fn, arg);
 			i = f->nodes[i].parent;
 			if (i == NONE || i == 0)
 				return;
@@ -891,16 +930,14 @@ struct draw {
 	double max_delta;
 };
 
-static void measure(void *arg, uint32_t i, double x)
+static void measure(void *arg, const struct spot *s)
 {
 	struct draw *d = arg;
-	const struct node *n = &d->f->nodes[i];
 
-	(void)x;
-	if (n->depth > d->max_depth)
-		d->max_depth = n->depth;
-	if (fabs(n->delta) > d->max_delta)
-		d->max_delta = fabs(n->delta);
+	if (s->depth > d->max_depth)
+		d->max_depth = s->depth;
+	if (s->node != NONE && fabs(d->f->nodes[s->node].delta) > d->max_delta)
+		d->max_delta = fabs(d->f->nodes[s->node].delta);
 }
 
 static void put_colour(struct svg *w, struct rgb c)
@@ -918,44 +955,54 @@ static void put_colour(struct svg *w, struct rgb c)
 	put(w, s, 7);
 }
 
-static void draw_frame(void *arg, uint32_t i, double x)
+static void draw_frame(void *arg, const struct spot *s)
 {
 	struct draw *d = arg;
 	const struct layout *lay = d->lay;
 	const struct sp_flame_style *st = lay->st;
-	const struct node *n = &d->f->nodes[i];
-	const char *name = d->f->names.strs[n->name];
+	const struct node *n = s->node != NONE ? &d->f->nodes[s->node] : NULL;
 	struct svg *w = d->w;
-	size_t len = strlen(name), shown, chars;
-	enum kind k = i ? name_kind(name, len, &shown) : K_PLAIN;
+	char merged[48];
+	const char *name;
+	size_t len, shown, chars;
+	enum kind k;
 	int64_t x1, x2, y;
+	double delta = 0;
 	struct rgb c;
 
-	if (!i)
+	if (n) {
+		name = d->f->names.strs[n->name];
+		delta = st->negate ? -n->delta : n->delta;
+	} else {
+		snprintf(merged, sizeof(merged), "[%" PRIu32 " narrow frames]",
+			 s->merged);
+		name = merged;
+	}
+	len = strlen(name);
+	k = s->node ? name_kind(name, len, &shown) : K_PLAIN;
+	if (!s->node)
 		shown = len;
 	/* hundredths: the script scales them when it zooms */
-	x1 = llround((XPAD + x * lay->px_per_count) * 100);
-	x2 = llround((XPAD + (x + n->count) * lay->px_per_count) * 100);
-	y = lay->y0 + (int64_t)n->depth * lay->dy;
-	if (d->f->flags & SP_FLAME_DIFF)
-		c = diff_colour(st->negate ? -n->delta : n->delta, lay->max_delta);
+	x1 = llround((XPAD + s->x * lay->px_per_count) * 100);
+	x2 = llround((XPAD + (s->x + s->count) * lay->px_per_count) * 100);
+	y = lay->y0 + (int64_t)s->depth * lay->dy;
+	if ((d->f->flags & SP_FLAME_DIFF) && n)
+		c = diff_colour(delta, lay->max_delta);
 	else
 		c = frame_colour(st, name, len, shown, k);
 
 	puts_(w, "<g><title>");
 	put_text(w, name, shown, 0);
 	put(w, " (", 2);
-	put_count(w, n->count, st->decimals);
+	put_count(w, s->count, st->decimals);
 	put(w, " ", 1);
 	put_text(w, st->countname, strlen(st->countname), 0);
 	put(w, ", ", 2);
-	put_pct(w, n->count / lay->total);
+	put_pct(w, s->count / lay->total);
 	put(w, "%", 1);
 	if (d->f->flags & SP_FLAME_DIFF) {
-		double delta = st->negate ? -n->delta : n->delta;
-
 		puts_(w, "; before ");
-		put_count(w, n->base, st->decimals);
+		put_count(w, s->base, st->decimals);
 		puts_(w, ", self ");
 		put_signed(w, delta, st->decimals);
 		put(w, ", ", 2);

@@ -65,7 +65,7 @@ struct sp_flame_style {
 	const char *nametype;	/* "Function:" */
 	unsigned width;		/* of the image, pixels: 1200 */
 	unsigned frame_height;	/* pixels: 16 */
-	double minwidth;	/* frames narrower are left out: 0.1 */
+	double minwidth;	/* frames narrower are merged or left out: 0.1 */
 	int minwidth_pct;	/* minwidth is a percent of all, not pixels */
 	int palette;		/* sp_flame_palette() */
 	int hash;		/* colours by the name's first bytes */

@@ -125,3 +125,20 @@ share() {
 	echo "$output"
 	assert_success
 }
+
+@test "browser: narrow frames merged into one zoom and search like any frame" {
+	need_playwright
+	awk 'BEGIN { print "main;big 10000"
+		for (i = 0; i < 40; i++) printf "main;small;s%02d 1\n", i }' >"$T/mw.folded"
+	run "$SP_FLAME" --minwidth 0.2 -o "$T/mw.svg" "$T/mw.folded"
+	assert_success
+	run node "$BROWSER_DIR/flame.mjs" "$T/mw.svg" small \
+		'all,main,small,[40 narrow frames]' '^big$' 99.60
+	echo "$output"
+	assert_success
+	# the narrow frames themselves are not drawn, so not searched
+	run node "$BROWSER_DIR/flame.mjs" "$T/mw.svg" '[40 narrow frames]' \
+		'all,main,small,[40 narrow frames]' '^s0' 0.00
+	echo "$output"
+	assert_success
+}

@@ -143,19 +143,27 @@ EOF_CASES
 	diff -u "$T/want" "$T/got"
 }
 
-@test "sp-flame: frames narrower than --minwidth are left out, counted above" {
+@test "sp-flame: frames narrower than --minwidth are merged or left out, counted above" {
 	awk 'BEGIN { print "main;big 10000"
 		for (i = 0; i < 40; i++) printf "main;small;s%02d 1\n", i }' >"$T/mw.folded"
 	# default 0.1 px: each 1-sample frame is 1180 / 10040 = 0.12 px: drawn
 	run "$SP_FLAME" -o "$T/a.svg" "$T/mw.folded"
 	assert_success
 	[[ $(svg_frames "$T/a.svg" | wc -l) == 44 ]]
-	# 0.2 px leaves them out; small (40 samples, 4.7 px) stays, with them
+	# at 0.2 px each is too narrow, the 40 together are not: one grey box
+	# where they were, so that small has no samples of its own to show
 	run "$SP_FLAME" --minwidth 0.2 -o "$T/b.svg" "$T/mw.folded"
 	assert_success
-	[[ $(svg_frames "$T/b.svg" | wc -l) == 4 ]]
+	svg_frames "$T/b.svg" | cut -f2 | paste -sd, - >"$T/names"
+	assert_equal "$(cat "$T/names")" "all,main,big,small,[40 narrow frames]"
 	grep -qF '<title>small (40 samples, 0.40%)</title>' "$T/b.svg"
-	# 1% of all: small goes too
+	grep -qF '<title>[40 narrow frames] (40 samples, 0.40%)</title>' "$T/b.svg"
+	x_small=$(grep -F '<title>small ' "$T/b.svg" | sed 's/.*<rect x="\([0-9.]*\)".*/\1/')
+	x_merged=$(grep -F '<title>[40 narrow' "$T/b.svg" | sed 's/.*<rect x="\([0-9.]*\)".*/\1/')
+	assert_equal "$x_merged" "$x_small"
+	grep -F '<title>[40 narrow' "$T/b.svg" | grep -qE 'fill="#([0-9a-f]{2})\1\1"' ||
+		fail "the merged box is not grey: $(grep -F '<title>[40 narrow' "$T/b.svg")"
+	# 1% of all: small goes too, and a lone narrow frame is not merged
 	run "$SP_FLAME" --minwidth 1% -o "$T/c.svg" "$T/mw.folded"
 	assert_success
 	svg_frames "$T/c.svg" | cut -f2 | paste -sd, - >"$T/names"
