@@ -536,6 +536,7 @@ int main(int argc, char **argv)
 	parse_options(argc, argv);
 	if (getenv("SP_TEST_ATTACH_DELAY_MS"))
 		opt.rec.attach_hold_ms = (unsigned)atoi(getenv("SP_TEST_ATTACH_DELAY_MS"));
+	opt.rec.interrupted = &stop;
 
 	maxf = sp_record_max_frequency();
 	if (maxf > 0 && opt.rec.frequency > (uint64_t)maxf) {

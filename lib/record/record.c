@@ -125,12 +125,18 @@ static void raise_nofile(void)
 	}
 }
 
-static int hold(unsigned ms)
+/*
+ * Keep the targets paused ms milliseconds, or until *interrupted is set: in
+ * short sleeps, since a signal that came before the first of them has been
+ * handled already and would not cut it.  The caller resumes the targets.
+ */
+static void hold(unsigned ms, volatile sig_atomic_t *interrupted)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	uint64_t end = sp_mono_ns() + (uint64_t)ms * 1000000;
+	struct timespec ts = { 0, 10 * 1000000L };
 
-	/* a signal ends the hold early; the caller resumes the targets */
-	return nanosleep(&ts, NULL) ? -errno : 0;
+	while (!(interrupted && *interrupted) && sp_mono_ns() < end)
+		nanosleep(&ts, NULL);
 }
 
 /* The targets: the thread group of each pid, once. */
@@ -207,7 +213,7 @@ static int attach_running(struct sp_recorder *r)
 		if (!e)
 			e = rec_enable_all(r);
 		if (!e && r->o.attach_hold_ms)
-			hold(r->o.attach_hold_ms);
+			hold(r->o.attach_hold_ms, r->o.interrupted);
 		/* on every path, errors included */
 		rec_resume_all(r);
 		r->tg.pause_ns = sp_mono_ns() - t0;

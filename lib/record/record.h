@@ -28,6 +28,7 @@
 #define SP_RECORD_H
 
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -78,6 +79,8 @@ struct sp_record_opts {
 	enum sp_record_attach attach;
 	unsigned attach_hold_ms;	/* SP_RECORD_ATTACH_STOP: keep the targets
 					   paused this long (for tests) */
+	volatile sig_atomic_t *interrupted;	/* NULL, or set by a signal
+					   handler: the hold ends early */
 	const char *perfmap_dir;	/* where perf-PID.map files are; NULL:
 					   "/tmp" (copied) */
 };
