@@ -246,6 +246,14 @@ static const char *die_name(Dwarf_Die *die)
 	return s;
 }
 
+/* The line the function of die is declared at (its abstract origin's). */
+static uint32_t decl_line(Dwarf_Die *die)
+{
+	int ln;
+
+	return dwarf_decl_line(die, &ln) || ln <= 0 ? 0 : (uint32_t)ln;
+}
+
 static const char *call_file(Dwarf_Die *cu, Dwarf_Die *inl)
 {
 	Dwarf_Attribute a;
@@ -308,7 +316,8 @@ int sp_dwarf_lookup(struct sp_dwarf *d, uint64_t pc, unsigned flags,
 		if (flags & SP_DWARF_INLINES)
 			out[n++] = (struct sp_src_frame){
 				.function = die_name(&chain[i]),
-				.file = file, .line = line, .inlined = 1 };
+				.file = file, .line = line,
+				.decl_line = decl_line(&chain[i]), .inlined = 1 };
 		if (flags & SP_DWARF_LINES) {
 			file = call_file(&cu, &chain[i]);
 			line = call_line(&chain[i]);
@@ -316,7 +325,7 @@ int sp_dwarf_lookup(struct sp_dwarf *d, uint64_t pc, unsigned flags,
 	}
 	if (have_fn && n < max) {
 		out[n++] = (struct sp_src_frame){ .function = die_name(&fn),
-			.file = file, .line = line };
+			.file = file, .line = line, .decl_line = decl_line(&fn) };
 	} else if (!have_fn && (file || line)) {
 		/* lines, but no function DIE (assembly): the position alone */
 		out[n++] = (struct sp_src_frame){ .file = file, .line = line };

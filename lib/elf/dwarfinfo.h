@@ -23,6 +23,7 @@ struct sp_src_frame {
 	const char *function;	/* linkage name if any (mangled), else name */
 	const char *file;	/* source file, NULL if unknown */
 	uint32_t line;		/* 0 if unknown */
+	uint32_t decl_line;	/* the function's own first line, 0 if unknown */
 	int inlined;		/* an inlined instance, not the real frame */
 };
 

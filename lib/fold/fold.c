@@ -438,13 +438,14 @@ static int64_t frame_id(struct sp_fold *f, const struct sp_st_frame *fr)
 	const struct sp_frame *sf = &fr->f;
 	uint32_t pid = sf->kind == SP_FK_KERNEL ? 0 : fr->pid;
 	struct sp_fold_frame *nf;
-	int64_t full, name, file, module, folded, id;
-	char key[96], *shortname = NULL;
+	int64_t full, name, file, module, symbol, folded, id;
+	char key[128], *shortname = NULL;
 
 	full = intern(f, sf->function ? sf->function : "");
 	file = intern(f, sf->file);
 	module = intern(f, sf->module);
-	if (full < 0 || file < 0 || module < 0)
+	symbol = intern(f, sf->symbol);
+	if (full < 0 || file < 0 || module < 0 || symbol < 0)
 		return -ENOMEM;
 	name = full;
 	if ((f->flags & SP_FOLD_SHORT) && sf->function) {
@@ -456,9 +457,9 @@ static int64_t frame_id(struct sp_fold *f, const struct sp_st_frame *fr)
 		if (name < 0)
 			return -ENOMEM;
 	}
-	snprintf(key, sizeof(key), "%" PRIx32 ":%" PRIx64 ":%x:%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%" PRIx32,
+	snprintf(key, sizeof(key), "%" PRIx32 ":%" PRIx64 ":%x:%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%" PRIx32 ":%" PRIx64 ":%" PRIx32,
 		 pid, sf->addr, sf->kind, (uint64_t)name, (uint64_t)file,
-		 (uint64_t)module, sf->line);
+		 (uint64_t)module, sf->line, (uint64_t)symbol, sf->decl_line);
 	id = sp_strtab_intern(&f->frame_keys, key);
 	if (id < 0)
 		return id;
@@ -473,6 +474,7 @@ static int64_t frame_id(struct sp_fold *f, const struct sp_st_frame *fr)
 		.name = (uint32_t)name, .full = (uint32_t)full,
 		.file = (uint32_t)file, .module = (uint32_t)module,
 		.line = sf->line, .folded = (uint32_t)folded,
+		.symbol = (uint32_t)symbol, .decl_line = sf->decl_line,
 		.kind = sf->kind, .origin = sf->origin,
 		.map = sf->kind == SP_FK_KERNEL ? SP_FOLD_NONE :
 		       map_of(f, fr->pid, sf->addr) };

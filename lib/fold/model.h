@@ -31,6 +31,8 @@ struct sp_fold_frame {
 	uint32_t full;		/* the whole name as symbolized */
 	uint32_t file, module;	/* or SP_FOLD_NONE */
 	uint32_t line;		/* 0 unknown */
+	uint32_t symbol;	/* the name in the file (mangled), or NONE */
+	uint32_t decl_line;	/* the function's first line, 0 unknown */
 	uint32_t map;		/* index in maps, or SP_FOLD_NONE */
 	uint32_t folded;	/* the name made safe for folded text */
 	uint8_t kind, origin;

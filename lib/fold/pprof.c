@@ -129,17 +129,18 @@ static int64_t frame_map(struct pp *p, const struct sp_fold_frame *fr)
 	return id;
 }
 
-/* The id of the function named name (system name sys, in file). */
+/* The id of the function named name (system name sys, in file at line). */
 static int64_t function_id(struct pp *p, const char *name, const char *sys,
-			   const char *file)
+			   const char *file, uint32_t line)
 {
 	int64_t n = str(p, name), s = str(p, sys), fl = str(p, file), id;
-	char key[64];
+	char key[80];
 	pb_function *fn;
 
 	if (n < 0 || s < 0 || fl < 0)
 		return -ENOMEM;
-	snprintf(key, sizeof(key), "%" PRId64 ":%" PRId64 ":%" PRId64, n, s, fl);
+	snprintf(key, sizeof(key), "%" PRId64 ":%" PRId64 ":%" PRId64 ":%" PRIu32,
+		 n, s, fl, line);
 	id = sp_strtab_intern(&p->fn_keys, key);
 	if (id < 0)
 		return id;
@@ -152,6 +153,7 @@ static int64_t function_id(struct pp *p, const char *name, const char *sys,
 		fn->name = n;
 		fn->system_name = s;
 		fn->filename = fl;
+		fn->start_line = line;
 	}
 	return id + 1;
 }
@@ -223,9 +225,11 @@ static int64_t frames_location(struct pp *p, const uint32_t *ids, size_t n)
 
 		if (frame_map(p, fr) == -2)
 			return -ENOMEM;
+		/* the system's name: as the file has it, mangled */
 		fn = function_id(p, sp_fold_str(f, fr->name),
-				 sp_fold_str(f, fr->full),
-				 sp_fold_str(f, fr->file));
+				 sp_fold_str(f, fr->symbol != SP_FOLD_NONE ?
+					     fr->symbol : fr->full),
+				 sp_fold_str(f, fr->file), fr->decl_line);
 		if (fn < 0)
 			return fn;
 		loc->line[i]->function_id = (uint64_t)fn;
@@ -285,7 +289,7 @@ static int64_t prefix_location(struct pp *p, const struct sp_fold_sample *s)
 	id = new_location(p, key, 1, &loc);
 	if (id < 0 || !loc)
 		return id;
-	fn = function_id(p, name, name, "");
+	fn = function_id(p, name, name, "", 0);
 	if (fn < 0)
 		return fn;
 	loc->line[0]->function_id = (uint64_t)fn;

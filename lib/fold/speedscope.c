@@ -102,7 +102,11 @@ struct ss {
 	uint32_t *of_stack;		/* fold stack -> its key's index */
 };
 
-/* The speedscope frame of fold frame i: name, file and line. */
+/*
+ * The speedscope frame of fold frame i: a function, by name, file and
+ * first line, as speedscope's own importers make them (the lines being
+ * executed would cut one function into several frames).
+ */
 static int64_t ss_frame(struct ss *s, uint32_t i)
 {
 	const struct sp_fold_frame *fr = &s->f->frames[i];
@@ -112,7 +116,7 @@ static int64_t ss_frame(struct ss *s, uint32_t i)
 	if (s->of_frame[i] != SP_FOLD_NONE)
 		return s->of_frame[i];
 	snprintf(key, sizeof(key), "%" PRIx32 ":%" PRIx32 ":%" PRIx32 ":%" PRIx32,
-		 fr->name, fr->file, fr->module, fr->line);
+		 fr->name, fr->file, fr->module, fr->decl_line);
 	id = sp_strtab_intern(&s->keys, key);
 	if (id < 0)
 		return id;
@@ -144,8 +148,9 @@ static int write_frames(struct ss *s, struct sp_out *out)
 			if (!r)
 				r = json_str(out, sp_fold_str(f, file));
 		}
-		if (!r && fr->line)
-			r = sp_out_printf(out, ",\"line\":%" PRIu32, fr->line);
+		if (!r && fr->decl_line)
+			r = sp_out_printf(out, ",\"line\":%" PRIu32,
+					  fr->decl_line);
 		if (!r)
 			r = sp_out_write(out, "}", 1);
 	}

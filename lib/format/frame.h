@@ -47,6 +47,9 @@ struct sp_frame {
 	const char *module;	/* mapping path, "[vdso]", "[kernel]", "[anon]" */
 	const char *file;	/* source file, from DWARF or jitdump */
 	uint32_t line;		/* source line, 0 unknown */
+	const char *symbol;	/* the name as the file has it (mangled),
+				   NULL when it is function's or unknown */
+	uint32_t decl_line;	/* the function's first line, 0 unknown */
 	uint8_t kind;		/* enum sp_frame_kind */
 	uint8_t origin;		/* enum sp_frame_origin */
 	uint16_t flags;		/* SP_SYMF_* */

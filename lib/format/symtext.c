@@ -99,6 +99,18 @@ static int write_frame(struct sp_out *out, const struct sp_st_frame *fr)
 		snprintf(line, sizeof(line), "%" PRIu32, f->line);
 	else
 		strcpy(line, "-");
+	if (!f->symbol && !f->decl_line)
+		return sp_out_printf(out, "\t%s\n", line);
+	/* the symbol and the function's first line, when known */
+	r = sp_out_printf(out, "\t%s\t", line);
+	if (!r)
+		r = put_field(out, f->symbol);
+	if (r)
+		return r;
+	if (f->decl_line)
+		snprintf(line, sizeof(line), "%" PRIu32, f->decl_line);
+	else
+		strcpy(line, "-");
 	return sp_out_printf(out, "\t%s\n", line);
 }
 
@@ -306,6 +318,12 @@ static const char *parse_frame(const char **f, unsigned nf,
 	fr->f.line = 0;
 	if (f[11] && parse_u32(f[11], &fr->f.line))
 		return "LINE is not a number";
+	fr->f.symbol = NULL;
+	fr->f.decl_line = 0;
+	if (nf >= 13)
+		fr->f.symbol = f[12];
+	if (nf >= 14 && f[13] && parse_u32(f[13], &fr->f.decl_line))
+		return "DECL is not a number";
 	return NULL;
 }
 

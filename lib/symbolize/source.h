@@ -167,9 +167,12 @@ const char *sp_sym_internf(struct sp_symbolizer *s, const char *fmt, ...)
 
 /*
  * The name to show for a symbol table's name: without its symbol version
- * (@GLIBC_2.34), demangled unless SP_SYM_NO_DEMANGLE; once per name.
+ * (@GLIBC_2.34), demangled unless SP_SYM_NO_DEMANGLE; once per name.  When
+ * symbol is not NULL, *symbol is the name without its version if it was
+ * demangled into another, else NULL.
  */
-const char *sp_sym_display_name(struct sp_symbolizer *s, const char *raw);
+const char *sp_sym_display_name(struct sp_symbolizer *s, const char *raw,
+				const char **symbol);
 
 /* "[libc.so.6]+0x1f0", or "[vsyscall]+0x0" for names already in brackets. */
 const char *sp_sym_offset_name(struct sp_symbolizer *s, const char *module,

@@ -310,10 +310,12 @@ static int lookup(struct sp_symbolizer *s, void *table,
 
 		memset(&cf, 0, sizeof(cf));
 		if (last && sym) {
-			cf.function = sp_sym_display_name(s, sym->name);
+			cf.function = sp_sym_display_name(s, sym->name,
+							  &cf.symbol);
 			cf.origin = (uint8_t)origin;
 		} else if (src[i].function) {
-			cf.function = sp_sym_display_name(s, src[i].function);
+			cf.function = sp_sym_display_name(s, src[i].function,
+							  &cf.symbol);
 			cf.origin = mod->dwarf_origin;
 		} else if (last) {
 			break;	/* lines but no name: the symbol frame below */
@@ -327,6 +329,7 @@ static int lookup(struct sp_symbolizer *s, void *table,
 		if (src[i].file && !(cf.file = sp_sym_intern(s, src[i].file)))
 			return -ENOMEM;
 		cf.line = src[i].line;
+		cf.decl_line = src[i].decl_line;
 		out[n++] = cf;
 		if (last)
 			goto done;
@@ -340,7 +343,7 @@ static int lookup(struct sp_symbolizer *s, void *table,
 		cf.line = src[nsrc - 1].line;
 	}
 	if (sym) {
-		cf.function = sp_sym_display_name(s, sym->name);
+		cf.function = sp_sym_display_name(s, sym->name, &cf.symbol);
 		cf.origin = (uint8_t)origin;
 	} else {
 		cf.function = sp_sym_offset_name(s, m->kind == SP_MAP_IMAGE ?

@@ -71,7 +71,8 @@ const char *sp_sym_offset_name(struct sp_symbolizer *s, const char *module,
 	return sp_sym_internf(s, "[%s]+0x%" PRIx64, base_name(module), off);
 }
 
-const char *sp_sym_display_name(struct sp_symbolizer *s, const char *raw)
+const char *sp_sym_display_name(struct sp_symbolizer *s, const char *raw,
+				const char **symbol)
 {
 	const char *at = strchr(raw, '@'), *name;
 	struct sp_u64slot *slot;
@@ -90,13 +91,15 @@ const char *sp_sym_display_name(struct sp_symbolizer *s, const char *raw)
 		name = sp_sym_intern(s, raw);
 	}
 
+	if (symbol)
+		*symbol = NULL;
 	if (!name || (s->flags & SP_SYM_NO_DEMANGLE) || !sp_is_mangled(name))
 		return name;
 	slot = sp_u64map_get(&s->demangled, (uint64_t)(uintptr_t)name, &is_new);
 	if (!slot)
 		return NULL;
 	if (!is_new)
-		return (const char *)(uintptr_t)slot->val;
+		goto out;
 	d = sp_demangle(name);
 	slot->val = (uint64_t)(uintptr_t)name;
 	if (d) {
@@ -107,6 +110,10 @@ const char *sp_sym_display_name(struct sp_symbolizer *s, const char *raw)
 			return NULL;
 		slot->val = (uint64_t)(uintptr_t)dn;
 	}
+out:
+	/* what the file calls it, when that is not what it is shown as */
+	if (symbol && (const char *)(uintptr_t)slot->val != name)
+		*symbol = name;
 	return (const char *)(uintptr_t)slot->val;
 }
 

@@ -194,7 +194,7 @@ static void test_pprof_samples(void)
 		"stack\t10\t1\t4\troot\n"
 		"frame\t10\t1\t0\tkernel\tkallsyms\t-\t0xffffffff81000010\tdo_sys\t[kernel]\t-\t-\n"
 		"frame\t10\t1\t1\tinline\tsymtab\t-\t0x500\tleaf\t/bin/p\tp.c\t7\n"
-		"frame\t10\t1\t2\tnative\tsymtab\t-\t0x500\touter\t/bin/p\tp.c\t20\n"
+		"frame\t10\t1\t2\tnative\tsymtab\t-\t0x500\touter()\t/bin/p\tp.c\t20\t_Z5outerv\t18\n"
 		"frame\t10\t1\t3\tnative\tsymtab\thidden\t0x400\t_start\t/bin/p\t-\t-\n"
 		"stack\t20\t1\t1\troot\n"
 		"frame\t20\t1\t0\tkernel\tkallsyms\t-\t0xffffffff81000010\tdo_sys\t[kernel]\t-\t-\n"
@@ -204,7 +204,7 @@ static void test_pprof_samples(void)
 		"comm\t4\t10\t10\trenamed\t-\n"
 		"sample\t5\t10\t10\t0\t250000\t1\n"
 		"summary\tsamples=4\n";
-	struct sp_fold *f = sp_fold_new(SP_FOLD_SAMPLES | SP_FOLD_PID);
+	struct sp_fold *f = sp_fold_new(SP_FOLD_SAMPLES | SP_FOLD_PID | SP_FOLD_SHORT);
 	const Perftools__Profiles__Sample *sa;
 	const pb_location *l;
 	pb_profile *p;
@@ -235,6 +235,12 @@ static void test_pprof_samples(void)
 		CHECK(l->line[0]->line == 7);
 		CHECK_STR(fn_name(p, l, 1), "outer");
 		CHECK(l->line[1]->line == 20);
+		/* the system's name is the symbol, the start its first line */
+		CHECK_STR(s(p, p->function[l->line[1]->function_id - 1]->system_name),
+			  "_Z5outerv");
+		CHECK(p->function[l->line[1]->function_id - 1]->start_line == 18);
+		CHECK_STR(s(p, p->function[l->line[0]->function_id - 1]->system_name),
+			  "leaf");
 		CHECK(p->mapping[l->mapping_id - 1]->has_inline_frames);
 		CHECK(p->mapping[l->mapping_id - 1]->has_line_numbers);
 		CHECK_STR(s(p, p->function[l->line[0]->function_id - 1]->filename),
@@ -312,7 +318,7 @@ static void test_speedscope(void)
 	CHECK_STR(out,
 		  "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
 		  "\"shared\":{\"frames\":[{\"name\":\"main\",\"file\":\"/x\"},"
-		  "{\"name\":\"b\\\\\\ufffd\",\"file\":\"x.c\",\"line\":3}]},"
+		  "{\"name\":\"b\\\\\\ufffd\",\"file\":\"x.c\"}]},"
 		  "\"profiles\":["
 		  "{\"type\":\"sampled\",\"name\":\"m 10/10\",\"unit\":\"none\","
 		  "\"startValue\":0,\"endValue\":1,\"samples\":[[0]],\"weights\":[1]},"

@@ -131,6 +131,13 @@ static void test_every_record(void)
 	CHECK(back.u.summary.samples == 9 && back.u.summary.unresolved == 2);
 	CHECK(parse("frame\t1\t1\t0\tnative\tsymtab\t-\t0x1\tf\t-\t-\t7", &back) == NULL);
 	CHECK(back.u.frame.f.line == 7 && back.u.frame.f.module == NULL);
+	CHECK(back.u.frame.f.symbol == NULL && back.u.frame.f.decl_line == 0);
+	/* the symbol as the file has it and the function's first line */
+	CHECK(parse("frame\t1\t1\t0\tnative\tsymtab\t-\t0x1\tns::f\t-\tf.cc\t7\t_ZN2ns1fEv\t3", &back) == NULL);
+	CHECK_STR(back.u.frame.f.symbol, "_ZN2ns1fEv");
+	CHECK(back.u.frame.f.decl_line == 3);
+	CHECK_STR(parse("frame\t1\t1\t0\tnative\tsymtab\t-\t0x1\tf\t-\t-\t7\t-\tx", &back),
+		  "DECL is not a number");
 }
 
 /* start and map lines: written, parsed back, strict about their fields */
