@@ -859,11 +859,16 @@ struct spot {
 	double count, base;
 };
 
-/* Hand the run of narrow siblings to fn when it is wide enough; empty it. */
+/*
+ * Hand the run of narrow siblings to fn when it is wide enough to see (a
+ * pixel at least: a narrower gap shows no self time that is not there);
+ * empty it.
+ */
 static void flush_run(const struct layout *lay, struct spot *run,
 		      void (*fn)(void *arg, const struct spot *s), void *arg)
 {
-	if (run->merged > 1 && run->count >= lay->min_count)
+	if (run->merged > 1 && run->count >= lay->min_count &&
+	    run->count * lay->px_per_count >= 1)
 		fn(arg, run);
 	run->merged = 0;
 }
