@@ -317,7 +317,9 @@ int sp_dwarf_lookup(struct sp_dwarf *d, uint64_t pc, unsigned flags,
 			out[n++] = (struct sp_src_frame){
 				.function = die_name(&chain[i]),
 				.file = file, .line = line,
-				.decl_line = decl_line(&chain[i]), .inlined = 1 };
+				.decl_line = flags & SP_DWARF_LINES ?
+					     decl_line(&chain[i]) : 0,
+				.inlined = 1 };
 		if (flags & SP_DWARF_LINES) {
 			file = call_file(&cu, &chain[i]);
 			line = call_line(&chain[i]);
@@ -325,7 +327,8 @@ int sp_dwarf_lookup(struct sp_dwarf *d, uint64_t pc, unsigned flags,
 	}
 	if (have_fn && n < max) {
 		out[n++] = (struct sp_src_frame){ .function = die_name(&fn),
-			.file = file, .line = line, .decl_line = decl_line(&fn) };
+			.file = file, .line = line,
+			.decl_line = flags & SP_DWARF_LINES ? decl_line(&fn) : 0 };
 	} else if (!have_fn && (file || line)) {
 		/* lines, but no function DIE (assembly): the position alone */
 		out[n++] = (struct sp_src_frame){ .file = file, .line = line };
