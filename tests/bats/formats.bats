@@ -213,7 +213,7 @@ chains() {
 	start=$(grep -n 'NOINLINE std::uint64_t hot(' "$WL_SRC/sym-cxx.cc" | cut -d: -f1)
 	grep -qE " app::detail::hot<std::pair<int, long> > [^ ]*sym-cxx.cc:[0-9]+ s=$start\(_ZN3app6detail3hotISt4pairIilEEEmPT_m\)\$" "$T/raw" ||
 		fail "no short name, start line $start and mangled name: $(sed -n '/^Locations/,/^Mappings/p' "$T/raw" | head)"
-	# what pprof makes of the symbol when asked to demangle it in full
+	# pprof shows the short name as it is, not its own simplification
 	pprof -top -symbolize=none "$T/p.pb.gz" >"$T/top"
 	grep -qF ' app::detail::hot<std::pair<int, long> >' "$T/top" ||
 		fail "pprof does not show the short name: $(cat "$T/top")"
