@@ -538,6 +538,9 @@ child_runs() {
 @test "1,000 threads: launch needs one descriptor per cpu, -p one per thread and cpu" {
 	local ncpu
 	ncpu=$(nproc)
+	# there before the background job opens it: grep must not find it
+	# missing (status 2, which stops wait_until at once)
+	: >"$T/m.out"
 	"$SP_RECORD" -o "$T/m.raw" -- "$WL_DIR/lc-many" 1000 3 >"$T/m.out" 2>"$T/m.err" 3>&- &
 	RECPID=$!
 	# counted once all 1001 threads run (COMMAND's stdout is sp-record's)
