@@ -162,6 +162,12 @@ const struct sp_map *sp_proc_map(const struct sp_proc *proc, uint64_t addr)
 	return lookup(proc->maps, proc->nmaps, addr);
 }
 
+const struct sp_map *sp_proc_maps(const struct sp_proc *proc, size_t *n)
+{
+	*n = proc->nmaps;
+	return proc->maps;
+}
+
 const struct sp_map *sp_proc_module(const struct sp_proc *proc,
 				    uint64_t addr)
 {
@@ -295,6 +301,9 @@ static int apply_mmap(struct sp_procs *p, const struct sp_mmap_rec *r)
 	m.pgoff = r->pgoff;
 	m.prot = r->prot;
 	m.name = r->filename;
+	m.build_id_size = r->build_id_size < sizeof(m.build_id) ?
+			  r->build_id_size : sizeof(m.build_id);
+	memcpy(m.build_id, r->build_id, m.build_id_size);
 	m.kind = classify(r->filename);
 	if (m.kind == SP_MAP_FILE && sp_jitdump_is_path(r->filename)) {
 		char *path = strdup(r->filename);

@@ -31,6 +31,8 @@ struct sp_map {
 	const char *name;	/* path or "[vdso]", owned by the sp_procs */
 	uint32_t prot;
 	enum sp_map_kind kind;
+	uint8_t build_id_size;	/* its MMAP record's build-id; 0: none */
+	uint8_t build_id[24];
 };
 
 struct sp_proc;
@@ -46,6 +48,12 @@ void sp_procs_free(struct sp_procs *p);
  * Returns 0 or -ENOMEM.
  */
 int sp_procs_apply(struct sp_procs *p, const struct sp_rec_hdr *rec);
+
+/*
+ * The executable mappings of proc, sorted by address and disjoint: *n of
+ * them, valid until the next record is applied.
+ */
+const struct sp_map *sp_proc_maps(const struct sp_proc *proc, size_t *n);
 
 /* The process, created empty on first use (NULL only when out of memory). */
 struct sp_proc *sp_procs_get(struct sp_procs *p, uint32_t pid);

@@ -235,6 +235,9 @@ static int apply_event(struct sp_fold *f, const struct sp_st_event *e)
 	return 0;
 }
 
+static struct sp_fold_space *space_of(struct sp_fold *f, uint32_t pid,
+				      int create);
+
 static int apply_comm(struct sp_fold *f, const struct sp_st_comm *c)
 {
 	struct sp_u64slot *slot, *p;
@@ -246,6 +249,13 @@ static int apply_comm(struct sp_fold *f, const struct sp_st_comm *c)
 	if (!slot)
 		return -ENOMEM;
 	slot->val = (uint64_t)id;
+	/* an exec replaces the address space: its mappings come anew */
+	if (c->exec && c->pid == c->tid) {
+		struct sp_fold_space *sp = space_of(f, c->pid, 0);
+
+		if (sp)
+			sp->n = 0;
+	}
 	/* later samples of the thread carry the new name */
 	p = sp_u64map_find(&f->prefixes, key2(c->pid, c->tid));
 	if (p) {

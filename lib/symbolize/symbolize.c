@@ -119,6 +119,11 @@ out:
 
 /* Life -------------------------------------------------------------------- */
 
+struct sp_procs *sp_symbolizer_procs(const struct sp_symbolizer *s)
+{
+	return s->procs;
+}
+
 struct sp_symbolizer *sp_symbolizer_new(struct sp_procs *procs)
 {
 	struct sp_symbolizer *s = calloc(1, sizeof(*s));

@@ -40,6 +40,9 @@ struct sp_symbolizer;
  * outlive the symbolizer), NULL when out of memory.
  */
 struct sp_symbolizer *sp_symbolizer_new(struct sp_procs *procs);
+
+/* The process table the symbolizer was made over. */
+struct sp_procs *sp_symbolizer_procs(const struct sp_symbolizer *s);
 void sp_symbolizer_free(struct sp_symbolizer *s);
 
 /*

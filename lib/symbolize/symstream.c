@@ -90,26 +90,58 @@ static int emit_stack(struct sp_symstream *ss, const struct sp_unw_stack_view *v
 	return r;
 }
 
-/* An executable mapping, for writers that describe mappings (pprof). */
-static int emit_map(struct sp_symstream *ss, const struct sp_mmap_rec *m)
+/* A map line of pid for mapping m, at time. */
+static int emit_map(struct sp_symstream *ss, uint32_t pid, uint64_t time,
+		    const struct sp_map *m)
 {
 	char bid[2 * sizeof(m->build_id) + 1];
 	struct sp_st_rec rec;
 	unsigned i, n = m->build_id_size;
 
-	if (!(m->prot & PROT_EXEC))
-		return 0;
 	if (n > sizeof(m->build_id))
 		n = sizeof(m->build_id);
 	for (i = 0; i < n; i++)
 		snprintf(bid + 2 * i, 3, "%02x", m->build_id[i]);
 	bid[2 * n] = 0;
 	rec.type = SP_ST_MAP;
-	rec.u.map = (struct sp_st_map){ .time = m->time, .pid = m->pid,
-		.start = m->start, .end = m->start + m->len,
-		.pgoff = m->pgoff, .build_id = n ? bid : NULL,
-		.path = m->filename };
+	rec.u.map = (struct sp_st_map){ .time = time, .pid = pid,
+		.start = m->start, .end = m->end, .pgoff = m->pgoff,
+		.build_id = n ? bid : NULL, .path = m->name };
 	return ss->emit(ss->arg, &rec);
+}
+
+/*
+ * The map lines a record makes, for writers that describe mappings
+ * (pprof): an executable MMAP's mapping; for the FORK of a new process,
+ * every mapping it inherits, since its frames are in them.
+ */
+static int emit_maps(struct sp_symstream *ss, const struct sp_rec_hdr *h)
+{
+	const struct sp_procs *procs = sp_symbolizer_procs(ss->sym);
+	const struct sp_mmap_rec *mm = (const void *)h;
+	const struct sp_task_rec *t = (const void *)h;
+	const struct sp_proc *proc;
+	const struct sp_map *m;
+	size_t i, n;
+	int r;
+
+	if (h->type == SP_REC_MMAP) {
+		if (!(mm->prot & PROT_EXEC) || !mm->len)
+			return 0;
+		proc = sp_procs_find(procs, mm->pid);
+		m = proc ? sp_proc_map(proc, mm->start) : NULL;
+		return m ? emit_map(ss, mm->pid, mm->time, m) : 0;
+	}
+	/* a thread shares its process's; a synthesized one has its own */
+	if (h->type != SP_REC_FORK || t->pid == t->ppid ||
+	    (t->flags & SP_REC_SYNTH))
+		return 0;
+	proc = sp_procs_find(procs, t->pid);
+	m = proc ? sp_proc_maps(proc, &n) : NULL;
+	for (i = 0; m && i < n; i++)
+		if ((r = emit_map(ss, t->pid, t->time, &m[i])))
+			return r;
+	return 0;
 }
 
 int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
@@ -135,7 +167,7 @@ int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 		r = sp_symbolizer_apply(ss->sym, h, &rec.u.comm);
 		if (r < 0)
 			return r;
-		return emit_map(ss, (const struct sp_mmap_rec *)h);
+		return emit_maps(ss, h);
 	case SP_REC_COMM:
 	case SP_REC_FORK:
 	case SP_REC_EXIT:
@@ -143,10 +175,14 @@ int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 		if ((bad = sp_rec_check_common(h)))
 			return refuse(ss, bad);
 		r = sp_symbolizer_apply(ss->sym, h, &rec.u.comm);
-		if (r <= 0)
+		if (r < 0)
 			return r;
-		rec.type = SP_ST_COMM;
-		return ss->emit(ss->arg, &rec);
+		if (r > 0) {
+			rec.type = SP_ST_COMM;
+			if ((r = ss->emit(ss->arg, &rec)))
+				return r;
+		}
+		return emit_maps(ss, h);
 	case SP_REC_LOST:
 		if ((bad = sp_rec_check_common(h)))
 			return refuse(ss, bad);

@@ -68,6 +68,25 @@ EOF_CASES
 	((bad == 0)) || fail "$bad option cases failed"
 }
 
+@test "sp-symbolize: map lines of executable mappings, and of what a fork inherits" {
+	mkstream "$T/in.unw" <<EOF_IN
+header cpu-clock freq 99
+comm 100 100 prog exec
+mmap 100 0x400000 0x10000 0 5 $D/prog 0a0b0c
+mmap 100 0x600000 0x1000 0 3 /data
+fork 200 100 200 100
+fork 100 100 101 100
+summary 0 0
+EOF_IN
+	symbolize -o "$T/out" "$T/in.unw"
+	assert_success
+	tab=$'\t'
+	# the data mapping (not executable) and the thread get none
+	grep '^map' "$T/out" | cut -f3- >"$T/maps"
+	assert_equal "$(cat "$T/maps")" "100${tab}0x400000${tab}0x410000${tab}0x0${tab}0a0b0c${tab}$D/prog
+200${tab}0x400000${tab}0x410000${tab}0x0${tab}0a0b0c${tab}$D/prog"
+}
+
 @test "sp-symbolize names ELF, kernel, perf-map and unmapped frames" {
 	local leaf main start
 	leaf=$(nm_addr leaf_fn) main=$(nm_addr main) start=$(nm_addr _start)
