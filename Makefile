@@ -52,7 +52,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err \
 	symbolize/symbolize symbolize/src-kernel symbolize/src-elf \
 	symbolize/src-jitdump symbolize/src-perfmap symbolize/symstream \
 	fold/fold fold/names fold/pprof fold/speedscope \
-	flame/flame flame/flame-js \
+	flame/flame flame/colour flame/svg flame/flame-js \
 	api/recorder api/symbolizer
 
 # code generated from lib/*/*.proto by protoc-c, under $(O)/build/gen
