@@ -273,11 +273,16 @@ static int lookup(const char *s, const char *(*name)(unsigned), unsigned n)
 	return -1;
 }
 
+/* A "0x" hex field. */
+static int parse_hex(const char *s, uint64_t *v)
+{
+	return !s || strncmp(s, "0x", 2) || parse_u64(s + 2, 16, v);
+}
+
 static const char *parse_frame(const char **f, unsigned nf,
 			       struct sp_st_frame *fr)
 {
 	const char *p;
-	uint64_t v;
 	int k;
 
 	if (nf < 12)
@@ -309,9 +314,8 @@ static const char *parse_frame(const char **f, unsigned nf,
 		if (*p)
 			p++;
 	}
-	if (!f[7] || strncmp(f[7], "0x", 2) || parse_u64(f[7] + 2, 16, &v))
+	if (parse_hex(f[7], &fr->f.addr))
 		return "ADDR is not a 0x hex number";
-	fr->f.addr = v;
 	fr->f.function = f[8] ? f[8] : "";
 	fr->f.module = f[9];
 	fr->f.file = f[10];
@@ -325,12 +329,6 @@ static const char *parse_frame(const char **f, unsigned nf,
 	if (nf >= 14 && f[13] && parse_u32(f[13], &fr->f.decl_line))
 		return "DECL is not a number";
 	return NULL;
-}
-
-/* A "0x" hex field. */
-static int parse_hex(const char *s, uint64_t *v)
-{
-	return !s || strncmp(s, "0x", 2) || parse_u64(s + 2, 16, v);
 }
 
 static const char *parse_map(const char **f, unsigned nf, struct sp_st_map *m)
