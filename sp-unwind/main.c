@@ -51,10 +51,10 @@ static void report(const struct sp_unw_summary *sum)
 {
 	const uint64_t *e = sum->ends;
 
-	fprintf(stderr, "sp-unwind: %llu samples, %llu stacks: %llu root, %llu truncated, %llu noinfo, %llu error",
+	fprintf(stderr, "sp-unwind: %llu samples, %llu stacks: %llu complete, %llu truncated, %llu noinfo, %llu error",
 		(unsigned long long)sum->samples,
 		(unsigned long long)sum->stacks,
-		(unsigned long long)e[SP_END_ROOT],
+		(unsigned long long)e[SP_END_COMPLETE],
 		(unsigned long long)e[SP_END_TRUNCATED],
 		(unsigned long long)e[SP_END_NOINFO],
 		(unsigned long long)e[SP_END_ERROR]);

@@ -28,8 +28,25 @@ const char *sp_unw_stack_parse(const struct sp_rec_hdr *rec,
 const char *sp_unw_end_name(unsigned end)
 {
 	static const char *const names[SP_END_MAX] = {
-		"root", "truncated", "noinfo", "error", "depth", "noregs",
+		"complete", "truncated", "noinfo", "error", "depth", "noregs",
 	};
 
 	return end < SP_END_MAX ? names[end] : "unknown";
+}
+
+const char *sp_unw_end_frame(unsigned end, unsigned flags)
+{
+	switch (end) {
+	case SP_END_TRUNCATED:
+		return flags & SP_STACK_GO_SWITCH ? "[go stack switch]" :
+		       "[truncated]";
+	case SP_END_NOINFO:
+		return "[no unwind info]";
+	case SP_END_ERROR:
+		return "[unwind error]";
+	case SP_END_DEPTH:
+		return "[truncated]";
+	default:
+		return NULL;
+	}
 }

@@ -35,16 +35,32 @@ struct sp_unw_header {
 
 #define SP_UNW_HEADER_MIN offsetof(struct sp_unw_header, start_realtime)
 
-/* How the unwinding of a stack ended. */
+/*
+ * How the unwinding of a stack ended.  Only COMPLETE is a whole stack; every
+ * other end is a cut one, shown as such by every later stage.
+ */
 enum sp_unw_end {
-	SP_END_ROOT = 0,	/* reached the outermost frame */
-	SP_END_TRUNCATED = 1,	/* ran off the end of the stack copy */
-	SP_END_NOINFO = 2,	/* no unwind information for a frame */
-	SP_END_ERROR = 3,	/* a frame did not make sense */
+	SP_END_COMPLETE = 0,	/* ended where the code says the stack ends:
+				   CFI marks the return address undefined
+				   (_start, thread start), or a runtime's
+				   outermost frame (Go's runtime.goexit) */
+	SP_END_TRUNCATED = 1,	/* ran off the end of the stack copy, or a
+				   stack switch it could not follow */
+	SP_END_NOINFO = 2,	/* no unwind information for an address */
+	SP_END_ERROR = 3,	/* an unreadable register or stack word, or a
+				   frame that did not make sense */
 	SP_END_DEPTH = 4,	/* hit the frame limit */
 	SP_END_NOREGS = 5,	/* no user registers: kernel frames only */
 	SP_END_MAX
 };
+
+/* Per stack flags: how it was completed, or where exactly it was cut. */
+#define SP_STACK_SPLICED	0x1	/* finished with stack bytes read from
+					   the live process after the sample */
+#define SP_STACK_GO_SWITCH	0x2	/* TRUNCATED at a Go stack switch
+					   (systemstack, mcall, morestack) */
+#define SP_STACK_NO_BUILDID	0x4	/* NOINFO: no file with the build-id
+					   the recording holds for a mapping */
 
 /* Per user frame flags. */
 #define SP_FRAME_PRECISE 0x1	/* the exact IP, not a return address */
@@ -56,7 +72,8 @@ struct sp_unw_stack {
 	uint16_t nr_kernel;
 	uint16_t nr_user;
 	uint8_t end;		/* enum sp_unw_end */
-	uint8_t pad[3];
+	uint8_t flags;		/* SP_STACK_* */
+	uint8_t pad[2];
 	/*
 	 * uint64_t ips[nr_kernel + nr_user];	kernel leaf first, then user
 	 *					leaf first
@@ -99,7 +116,15 @@ struct sp_unw_stack_view {
 const char *sp_unw_stack_parse(const struct sp_rec_hdr *rec,
 			       struct sp_unw_stack_view *out);
 
-/* Name of an end reason: "root", "truncated", ... */
+/* Name of an end reason: "complete", "truncated", ... */
 const char *sp_unw_end_name(unsigned end);
+
+/*
+ * The synthetic outermost frame that stands for how a cut stack ended:
+ * "[truncated]", "[no unwind info]", "[unwind error]", "[go stack switch]";
+ * NULL for a complete stack (and for noregs, which
+ * has no user part to cut).
+ */
+const char *sp_unw_end_frame(unsigned end, unsigned flags);
 
 #endif

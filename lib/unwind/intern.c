@@ -56,7 +56,8 @@ static uint64_t mix(uint64_t h, uint64_t v)
 
 static uint64_t head_word(const struct sp_stack_key *k)
 {
-	return (uint64_t)k->pid << 32 | (uint64_t)k->end << 24 |
+	return (uint64_t)k->pid << 32 |
+	       (uint64_t)((k->end & 7) | (k->flags & 0x1f) << 3) << 24 |
 	       (uint64_t)(k->nr_kernel & 0xfff) << 12 | (k->nr_user & 0xfff);
 }
 

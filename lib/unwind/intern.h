@@ -2,7 +2,7 @@
 /*
  * intern.h: one ID per distinct frame list of a process.
  *
- * A hash table over (pid, end reason, kernel frames, user frames and their
+ * A hash table over (pid, end reason and flags, kernel frames, user frames and their
  * flags) whose entries point into one growing arena; IDs are handed out in
  * order of first appearance, so the same input always gives the same IDs.
  */
@@ -18,7 +18,8 @@ void sp_intern_free(struct sp_intern *t);
 
 struct sp_stack_key {
 	uint32_t pid;
-	uint8_t end;
+	uint8_t end;		/* enum sp_unw_end: below 8 */
+	uint8_t flags;		/* SP_STACK_*: below 0x20 */
 	uint16_t nr_kernel, nr_user;
 	const uint64_t *kernel_ips;	/* leaf first */
 	const uint64_t *user_ips;	/* leaf first */

@@ -531,6 +531,7 @@ int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
 	int i, r, precise_next = 0;
 
 	out->nr_user = 0;
+	out->stack_flags = 0;
 	if (!s->nr_regs || u->regidx[PR_SP] < 0 || u->regidx[PR_IP] < 0) {
 		out->end = SP_END_NOREGS;
 		return 0;
@@ -584,7 +585,7 @@ int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
 			precise_next = 0;
 		}
 		if (r == 0) {
-			out->end = SP_END_ROOT;
+			out->end = SP_END_COMPLETE;
 			return 0;
 		}
 		if (r < 0) {

@@ -28,6 +28,7 @@ void sp_unwinder_free(struct sp_unwinder *u);
 struct sp_frames {
 	unsigned nr_user;
 	enum sp_unw_end end;
+	uint8_t stack_flags;			/* SP_STACK_* */
 	uint64_t ips[SP_UNWIND_MAX_FRAMES];	/* leaf first */
 	uint8_t flags[SP_UNWIND_MAX_FRAMES];	/* SP_FRAME_* */
 };

@@ -18,6 +18,7 @@ struct sp_unwstream {
 	struct sp_intern *stacks;
 	struct sp_frames frames;
 	struct sp_unw_summary sum;
+	struct sp_unwstream_stats st;
 	struct sp_raw_summary raw_sum;
 	int have_summary;
 	const char *error;
@@ -76,6 +77,11 @@ const struct sp_unw_summary *sp_unwstream_summary(const struct sp_unwstream *u)
 	return &u->sum;
 }
 
+const struct sp_unwstream_stats *sp_unwstream_stats(const struct sp_unwstream *u)
+{
+	return &u->st;
+}
+
 const char *sp_unwstream_error(const struct sp_unwstream *u)
 {
 	return u->error ? u->error : "";
@@ -112,6 +118,7 @@ static int emit_stack(struct sp_unwstream *u, uint32_t id,
 	s->nr_kernel = v->s->nr_kernel;
 	s->nr_user = (uint16_t)f->nr_user;
 	s->end = (uint8_t)f->end;
+	s->flags = f->stack_flags;
 	ips = (uint64_t *)(s + 1);
 	if (v->s->nr_kernel)
 		memcpy(ips, v->kernel_ips, 8u * v->s->nr_kernel);
@@ -138,6 +145,7 @@ static int do_sample(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 		return -ENOMEM;
 	k.pid = v.s->pid;
 	k.end = (uint8_t)u->frames.end;
+	k.flags = u->frames.stack_flags;
 	k.nr_kernel = v.s->nr_kernel;
 	k.nr_user = (uint16_t)u->frames.nr_user;
 	k.kernel_ips = v.kernel_ips;
@@ -156,6 +164,10 @@ static int do_sample(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 	out.weight = v.s->period;
 	u->sum.samples++;
 	u->sum.ends[u->frames.end]++;
+	if (u->frames.stack_flags & SP_STACK_SPLICED)
+		u->st.spliced++;
+	if (u->frames.stack_flags & SP_STACK_NO_BUILDID)
+		u->st.no_buildid++;
 	return u->emit(u->arg, &out.hdr);
 }
 

@@ -50,6 +50,14 @@ int sp_unwstream_finish(struct sp_unwstream *u);
 /* Counts so far: samples, stacks, and how each stack ended. */
 const struct sp_unw_summary *sp_unwstream_summary(const struct sp_unwstream *u);
 
+/* Counts the summary record has no field for. */
+struct sp_unwstream_stats {
+	uint64_t spliced;	/* samples of SP_STACK_SPLICED stacks */
+	uint64_t no_buildid;	/* samples of SP_STACK_NO_BUILDID stacks */
+};
+
+const struct sp_unwstream_stats *sp_unwstream_stats(const struct sp_unwstream *u);
+
 /* What was wrong with the last record refused, a static string. */
 const char *sp_unwstream_error(const struct sp_unwstream *u);
 

@@ -5,7 +5,7 @@
 # build an unwound stream from a line-based description on stdin
 use strict; use warnings; no warnings "portable";
 binmode STDOUT;
-my %end = (root => 0, truncated => 1, noinfo => 2, error => 3, depth => 4, noregs => 5);
+my %end = (complete => 0, root => 0, truncated => 1, noinfo => 2, error => 3, depth => 4, noregs => 5);
 sub rec { my ($type, $body) = @_; my $n = 8 + length($body); my $pad = (8 - $n % 8) % 8;
 	return pack('LL', $type, $n + $pad) . $body . ("\0" x $pad); }
 sub hx { my $s = shift; return $s =~ /^0x/ ? hex($s) : $s; }

@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: MIT
 # sp-unwind.bats: options, exit statuses, and the end-of-run report
 #
-#	sp-unwind: N samples, N stacks: N root, N truncated, N noinfo, N error
+#	sp-unwind: N samples, N stacks: N complete, N truncated, N noinfo, N error
 #
 # which sp-unwind prints on stderr as its last line.
 
 # shellcheck disable=SC2154	# status, output, stderr: set by bats' run
 load common
 
-REPORT_RE='^sp-unwind: ([0-9]+) samples, ([0-9]+) stacks: ([0-9]+) root, ([0-9]+) truncated, ([0-9]+) noinfo, ([0-9]+) error'
+REPORT_RE='^sp-unwind: ([0-9]+) samples, ([0-9]+) stacks: ([0-9]+) complete, ([0-9]+) truncated, ([0-9]+) noinfo, ([0-9]+) error'
 
 setup() {
 	require_tools

@@ -89,7 +89,7 @@ static void make_stream(void)
 	sum.start_time = 1000000000;
 	sum.end_time = t;
 	sum.duration_ns = t - 1000000000;
-	sum.ends[SP_END_ROOT] = NSAMPLES;
+	sum.ends[SP_END_COMPLETE] = NSAMPLES;
 	add(&sum);
 }
 

@@ -163,7 +163,7 @@ int main(void)
 	CHECK(proc != NULL);
 
 	CHECK(sp_unwind_sample(u, &v, f) == 0);
-	CHECK(f->end == SP_END_ROOT);
+	CHECK(f->end == SP_END_COMPLETE);
 	CHECK(f->nr_user >= 6);
 	CHECK(f->flags[0] == SP_FRAME_PRECISE && f->flags[1] == 0);
 	CHECK(find_frames(proc, f, want, 5));
@@ -177,7 +177,7 @@ int main(void)
 	opened = sp_elf_cache_opened(cache);
 	for (i = 0; i < 100; i++)
 		sp_unwind_sample(u, &v, f);
-	CHECK(f->end == SP_END_ROOT);
+	CHECK(f->end == SP_END_COMPLETE);
 	CHECK(sp_elf_cache_opened(cache) == opened);
 
 	/* a stack copy cut short ends as truncated, with the frames so far */
