@@ -26,6 +26,8 @@ struct sp_elf {
 	int has_ehf;
 	int syms_loaded;
 	struct sp_symtab *syms;
+	int cfi_loaded;
+	Dwarf_CFI *cfi;		/* .eh_frame through libdw, NULL: none */
 	enum sp_frame_origin origin;
 };
 
@@ -45,6 +47,8 @@ struct sp_elf_cache *sp_elf_cache_new(void)
 
 static void elf_free(struct sp_elf *e)
 {
+	if (e->cfi)
+		dwarf_cfi_end(e->cfi);
 	if (e->elf)
 		elf_end(e->elf);
 	if (e->fd >= 0)
@@ -261,6 +265,15 @@ int sp_elf_eh_frame_hdr(const struct sp_elf *e, uint64_t *vaddr,
 	*vaddr = e->ehf_vaddr;
 	*size = e->ehf_size;
 	return 0;
+}
+
+Dwarf_CFI *sp_elf_cfi(struct sp_elf *e)
+{
+	if (!e->cfi_loaded) {
+		e->cfi_loaded = 1;
+		e->cfi = e->elf ? dwarf_getcfi_elf(e->elf) : NULL;
+	}
+	return e->cfi;
 }
 
 const struct sp_symtab *sp_elf_symtab(struct sp_elf *e,

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <gelf.h>
+#include <elfutils/libdw.h>
 
 #include "format/frame.h"
 #include "symtab.h"
@@ -74,6 +75,12 @@ int sp_elf_eh_frame_hdr(const struct sp_elf *e, uint64_t *vaddr,
  */
 const struct sp_symtab *sp_elf_symtab(struct sp_elf *e,
 				      enum sp_frame_origin *origin);
+
+/*
+ * The file's .eh_frame as libdw reads it, opened on first use; NULL when it
+ * has none.  Owned by the sp_elf.
+ */
+Dwarf_CFI *sp_elf_cfi(struct sp_elf *e);
 
 /* The libelf handle, for libdw and other readers; owned by the sp_elf. */
 Elf *sp_elf_handle(const struct sp_elf *e);

@@ -59,7 +59,9 @@ int sp_fold_write(struct sp_fold *f, struct sp_out *out);
 /*
  * Write the n functions with most self samples, then the n with most total
  * samples (a function counts once per sample even when recursive), as a
- * table: self, self%, total, total%, function.  Returns as sp_fold_write().
+ * table: self, self%, total, total%, function; then the samples by how
+ * their stacks ended ("complete", "truncated", ...: the stack lines' END).
+ * Returns as sp_fold_write().
  */
 int sp_fold_write_top(struct sp_fold *f, struct sp_out *out, unsigned n);
 

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "base/hashtab.h"
+#include "format/unwound.h"
 #include "fold.h"
 
 #define SP_FOLD_NONE UINT32_MAX	/* no string, no mapping */
@@ -42,6 +43,7 @@ struct sp_fold_stack {
 	uint32_t pid;
 	uint32_t folded;	/* string id: the frames joined root first */
 	uint32_t off, n;	/* frame indexes frame_ids[off..off+n), leaf first */
+	uint8_t end;		/* enum sp_unw_end; SP_END_MAX: not one we know */
 };
 
 struct sp_fold_map {
@@ -124,12 +126,14 @@ struct sp_fold {
 	size_t nthreads, threadcap;
 	struct sp_u64map thread_ids;	/* pid << 32 | tid -> index */
 	uint64_t total;			/* samples, or weights with SP_FOLD_WEIGHT */
+	uint64_t ends[SP_END_MAX + 1];	/* of total, by stack end */
 	uint64_t nsamples_seen, weight_seen;
 
 	/* the stack whose frame lines are arriving */
 	int pending;
 	uint32_t pend_pid, pend_id, pend_n, pend_got;
 	uint32_t pend_off;		/* where its frames start in frame_ids */
+	uint8_t pend_end;
 
 	char err[160];
 };

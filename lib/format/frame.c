@@ -3,7 +3,7 @@
 #include "frame.h"
 
 static const char *const kind_names[SP_FK_MAX] = {
-	"native", "kernel", "jit", "unknown", "inline", "interp",
+	"native", "kernel", "jit", "unknown", "inline", "interp", "synthetic",
 };
 
 static const char *const origin_names[SP_FO_MAX] = {

@@ -18,6 +18,7 @@ enum sp_frame_kind {
 	SP_FK_UNKNOWN,		/* in no mapping at all */
 	SP_FK_INLINE,		/* a function inlined at this frame's address */
 	SP_FK_INTERP,		/* an interpreter's glue between its own frames */
+	SP_FK_SYNTHETIC,	/* not code: where a cut stack ends ("[truncated]") */
 	SP_FK_MAX
 };
 

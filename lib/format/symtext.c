@@ -146,6 +146,10 @@ int sp_st_write(struct sp_out *out, const struct sp_st_rec *rec)
 		if (!r)
 			r = put_field(out, rec->u.stack.end);
 		if (!r)
+			r = sp_out_write(out, "\t", 1);
+		if (!r)
+			r = put_field(out, rec->u.stack.flags);
+		if (!r)
 			r = sp_out_write(out, "\n", 1);
 		return r;
 	case SP_ST_FRAME:
@@ -184,10 +188,15 @@ int sp_st_write(struct sp_out *out, const struct sp_st_rec *rec)
 				     "\tlost=%" PRIu64 "\tstacks=%" PRIu64
 				     "\tthreads=%" PRIu64 "\tprocesses=%" PRIu64
 				     "\tduration_ns=%" PRIu64 "\tframes=%" PRIu64
-				     "\tunresolved=%" PRIu64 "\n",
+				     "\tunresolved=%" PRIu64 "\tcomplete=%" PRIu64
+				     "\ttruncated=%" PRIu64 "\tnoinfo=%" PRIu64
+				     "\terror=%" PRIu64 "\tdepth=%" PRIu64
+				     "\tnoregs=%" PRIu64 "\tspliced=%" PRIu64 "\n",
 				     s->samples, s->lost, s->stacks, s->threads,
 				     s->processes, s->duration_ns, s->frames,
-				     s->unresolved);
+				     s->unresolved, s->complete, s->truncated,
+				     s->noinfo, s->error, s->depth, s->noregs,
+				     s->spliced);
 	default:
 		return -EINVAL;
 	}
@@ -372,6 +381,13 @@ static const char *parse_summary(const char **f, unsigned nf,
 		{ "duration_ns", offsetof(struct sp_st_summary, duration_ns) },
 		{ "frames", offsetof(struct sp_st_summary, frames) },
 		{ "unresolved", offsetof(struct sp_st_summary, unresolved) },
+		{ "complete", offsetof(struct sp_st_summary, complete) },
+		{ "truncated", offsetof(struct sp_st_summary, truncated) },
+		{ "noinfo", offsetof(struct sp_st_summary, noinfo) },
+		{ "error", offsetof(struct sp_st_summary, error) },
+		{ "depth", offsetof(struct sp_st_summary, depth) },
+		{ "noregs", offsetof(struct sp_st_summary, noregs) },
+		{ "spliced", offsetof(struct sp_st_summary, spliced) },
 	};
 	unsigned i, j;
 
@@ -466,6 +482,7 @@ const char *sp_st_parse(char *line, size_t len, struct sp_st_rec *rec)
 		if (parse_u32(f[3], &rec->u.stack.nframes))
 			return "NFRAMES is not a number";
 		rec->u.stack.end = f[4] ? f[4] : "-";
+		rec->u.stack.flags = nf > 5 ? f[5] : NULL;
 		return NULL;
 	case SP_ST_FRAME:
 		return parse_frame(f, nf, &rec->u.frame);

@@ -57,7 +57,9 @@ struct sp_st_comm {
 struct sp_st_stack {
 	uint32_t pid, id;
 	uint32_t nframes;
-	const char *end;	/* "root", "truncated", ... */
+	const char *end;	/* "complete", "truncated", ... */
+	const char *flags;	/* "spliced", "go-switch", "no-build-id"
+				   joined by ","; NULL none */
 };
 
 struct sp_st_frame {
@@ -109,6 +111,10 @@ struct sp_st_summary {
 	uint64_t duration_ns;
 	uint64_t frames;	/* frame lines written */
 	uint64_t unresolved;	/* of them, with no name (origin none) */
+	/* samples by how their stack ended (sp_unw_end_name()), and of them
+	   those completed with live stack bytes */
+	uint64_t complete, truncated, noinfo, error, depth, noregs;
+	uint64_t spliced;
 };
 
 struct sp_st_rec {

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* unwound.c: checks of the unwound stream's stack records. */
+#include <string.h>
+
 #include "unwound.h"
 
 const char *sp_unw_stack_parse(const struct sp_rec_hdr *rec,
@@ -32,6 +34,24 @@ const char *sp_unw_end_name(unsigned end)
 	};
 
 	return end < SP_END_MAX ? names[end] : "unknown";
+}
+
+const char *sp_unw_flags_text(unsigned flags, char *buf)
+{
+	static const char *const names[] = {
+		"spliced", "go-switch", "no-build-id",
+	};
+	unsigned i;
+
+	buf[0] = 0;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!(flags & 1u << i))
+			continue;
+		if (buf[0])
+			strcat(buf, ",");
+		strcat(buf, names[i]);
+	}
+	return buf[0] ? buf : NULL;
 }
 
 const char *sp_unw_end_frame(unsigned end, unsigned flags)

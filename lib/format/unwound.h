@@ -120,6 +120,14 @@ const char *sp_unw_stack_parse(const struct sp_rec_hdr *rec,
 const char *sp_unw_end_name(unsigned end);
 
 /*
+ * The SP_STACK_* flags as text, "spliced", "go-switch", "no-build-id"
+ * joined by ",", in buf (at least SP_STACK_FLAGS_TEXT bytes); NULL when
+ * none is set.
+ */
+#define SP_STACK_FLAGS_TEXT 32
+const char *sp_unw_flags_text(unsigned flags, char *buf);
+
+/*
  * The synthetic outermost frame that stands for how a cut stack ended:
  * "[truncated]", "[no unwind info]", "[unwind error]", "[go stack switch]";
  * NULL for a complete stack (and for noregs, which

@@ -592,6 +592,7 @@ int sp_symbolize_stack(struct sp_symbolizer *s,
 {
 	const struct sp_unw_stack *st = v->s;
 	struct sp_u64slot *slot;
+	const char *cut;
 	size_t n = 0;
 	unsigned i;
 	int r, is_new;
@@ -616,11 +617,20 @@ int sp_symbolize_stack(struct sp_symbolizer *s,
 		n += (size_t)r;
 	}
 	mark_python_glue(s->out, n);
+	/* a cut stack says so under the frames that were found */
+	if ((cut = sp_unw_end_frame(st->end, st->flags))) {
+		if (SP_GROW(s->out, s->cap_out, n + 1))
+			return -ENOMEM;
+		s->out[n++] = (struct sp_frame){ .function = cut,
+			.kind = SP_FK_SYNTHETIC, .origin = SP_FO_NONE };
+		s->st.frames++;	/* a frame line, but not an unresolved one */
+	}
 	slot = sp_u64map_get(&s->stacks, key2(st->pid, st->id), &is_new);
 	if (!slot)
 		return -ENOMEM;
 	if (is_new)
 		s->st.stacks++;
+	slot->val = st->end | (uint64_t)st->flags << 8;
 	*frames = s->out;
 	*nframes = n;
 	return 0;
@@ -630,4 +640,16 @@ int sp_symbolizer_has_stack(const struct sp_symbolizer *s, uint32_t pid,
 			    uint32_t id)
 {
 	return sp_u64map_find(&s->stacks, key2(pid, id)) != NULL;
+}
+
+int sp_symbolizer_stack_end(const struct sp_symbolizer *s, uint32_t pid,
+			    uint32_t id, unsigned *flags)
+{
+	const struct sp_u64slot *slot = sp_u64map_find(&s->stacks,
+						       key2(pid, id));
+
+	if (!slot)
+		return -1;
+	*flags = (unsigned)(slot->val >> 8) & 0xff;
+	return (int)(slot->val & 0xff);
 }

@@ -132,6 +132,13 @@ int sp_symbolize_stack(struct sp_symbolizer *s,
 int sp_symbolizer_has_stack(const struct sp_symbolizer *s, uint32_t pid,
 			    uint32_t id);
 
+/*
+ * How the STACK of (pid, id) ended (enum sp_unw_end), its SP_STACK_* flags
+ * in *flags; -1 when it was not resolved.
+ */
+int sp_symbolizer_stack_end(const struct sp_symbolizer *s, uint32_t pid,
+			    uint32_t id, unsigned *flags);
+
 struct sp_symbolize_stats {
 	uint64_t stacks;	/* distinct (pid, ID) */
 	uint64_t frames;

@@ -13,6 +13,8 @@ struct sp_symstream {
 	struct sp_symbolizer *sym;
 	sp_symstream_emit_fn *emit;
 	void *arg;
+	uint64_t ends[SP_END_MAX];	/* samples by how their stack ended */
+	uint64_t spliced;
 	int have_summary;
 	char error[96];
 };
@@ -70,6 +72,7 @@ int sp_symstream_header(struct sp_symstream *ss, const struct sp_unw_header *h)
 static int emit_stack(struct sp_symstream *ss, const struct sp_unw_stack_view *v)
 {
 	const struct sp_frame *frames;
+	char flags[SP_STACK_FLAGS_TEXT];
 	struct sp_st_rec rec;
 	size_t n, i;
 	int r;
@@ -79,7 +82,8 @@ static int emit_stack(struct sp_symstream *ss, const struct sp_unw_stack_view *v
 		return r;
 	rec.type = SP_ST_STACK;
 	rec.u.stack = (struct sp_st_stack){ .pid = v->s->pid, .id = v->s->id,
-		.nframes = (uint32_t)n, .end = sp_unw_end_name(v->s->end) };
+		.nframes = (uint32_t)n, .end = sp_unw_end_name(v->s->end),
+		.flags = sp_unw_flags_text(v->s->flags, flags) };
 	r = ss->emit(ss->arg, &rec);
 	rec.type = SP_ST_FRAME;
 	for (i = 0; !r && i < n; i++) {
@@ -156,7 +160,8 @@ int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 	struct sp_st_rec rec;
 	const char *bad;
 	char what[96];
-	int r;
+	unsigned flags;
+	int r, end;
 
 	if (ss->have_summary)
 		return refuse(ss, "record after the SUMMARY record");
@@ -209,12 +214,17 @@ int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 	case SP_REC_SAMPLE:
 		if (h->size < sizeof(*sa))
 			return refuse(ss, "SAMPLE record too short");
-		if (!sp_symbolizer_has_stack(ss->sym, sa->pid, sa->stack_id)) {
+		end = sp_symbolizer_stack_end(ss->sym, sa->pid, sa->stack_id,
+					      &flags);
+		if (end < 0) {
 			snprintf(what, sizeof(what),
 				 "SAMPLE of undefined stack %" PRIu32 "/%" PRIu32,
 				 sa->pid, sa->stack_id);
 			return refuse(ss, what);
 		}
+		ss->ends[end]++;
+		if (flags & SP_STACK_SPLICED)
+			ss->spliced++;
 		rec.type = SP_ST_SAMPLE;
 		rec.u.sample = (struct sp_st_sample){ .time = sa->time,
 			.pid = sa->pid, .tid = sa->tid, .cpu = sa->cpu,
@@ -230,7 +240,14 @@ int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 			.lost = su->lost, .stacks = su->stacks,
 			.threads = su->threads, .processes = su->processes,
 			.duration_ns = su->duration_ns, .frames = st.frames,
-			.unresolved = st.unresolved };
+			.unresolved = st.unresolved,
+			.complete = ss->ends[SP_END_COMPLETE],
+			.truncated = ss->ends[SP_END_TRUNCATED],
+			.noinfo = ss->ends[SP_END_NOINFO],
+			.error = ss->ends[SP_END_ERROR],
+			.depth = ss->ends[SP_END_DEPTH],
+			.noregs = ss->ends[SP_END_NOREGS],
+			.spliced = ss->spliced };
 		return ss->emit(ss->arg, &rec);
 	default:
 		/* a record of a later version: skip it */

@@ -9,6 +9,7 @@
 
 #include "base/clock.h"
 #include "elf/jitdump.h"
+#include "outermost.h"
 #include "unwind.h"
 
 /* Exported by libunwind-x86_64 but missing from its public headers. */
@@ -45,6 +46,7 @@ struct sp_unwinder {
 	unw_accessors_t acc;
 	int regidx[PR_MAX];	/* position in a sample's regs, or -1 */
 	uint32_t stack_size;
+	struct sp_u64map outermost;	/* sp_outermost()'s answers */
 };
 
 /* What the accessors see while one sample is unwound. */
@@ -382,6 +384,9 @@ struct sp_unwinder *sp_unwinder_new(struct sp_procs *procs,
 
 void sp_unwinder_free(struct sp_unwinder *u)
 {
+	if (!u)
+		return;
+	sp_u64map_release(&u->outermost);
 	free(u);
 }
 
@@ -520,6 +525,42 @@ static int restart_after_jit(struct ctx *c, unw_addr_space_t as,
 	return 0;
 }
 
+/*
+ * Where a frame-pointer step out of JIT code landed is believable: in JIT
+ * code again, or in a file right after a call.
+ */
+static int plausible_return(struct ctx *c, uint64_t ip)
+{
+	const struct sp_map *m = sp_proc_map(c->proc, ip);
+
+	return m && (m->kind == SP_MAP_ANON || after_call(m, ip));
+}
+
+/*
+ * libunwind stopped after the last frame of out: say why.  Complete only
+ * when the CFI there says there is no caller; a stop in code without CFI
+ * proves nothing, and one where the CFI has a caller means its return
+ * address read as zero.
+ */
+static enum sp_unw_end stop_reason(struct sp_unwinder *u, struct ctx *c,
+				   const struct sp_frames *out)
+{
+	unsigned k = out->nr_user - 1;
+	uint64_t pc = out->ips[k] - !(out->flags[k] & SP_FRAME_PRECISE);
+	const struct sp_map *m = sp_proc_map(c->proc, pc);
+
+	if (!m || !m->elf || m->kind == SP_MAP_ANON)
+		return SP_END_NOINFO;
+	switch (sp_outermost(&u->outermost, m->elf, pc - m->bias)) {
+	case SP_OUTERMOST_YES:
+		return SP_END_COMPLETE;
+	case SP_OUTERMOST_NO:
+		return SP_END_ERROR;
+	default:
+		return SP_END_NOINFO;
+	}
+}
+
 int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
 		     struct sp_frames *out)
 {
@@ -562,7 +603,7 @@ int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
 	}
 	for (;;) {
 		uint64_t cur_ip = out->ips[out->nr_user - 1];
-		int jit = out->nr_user > 1 && is_jit(&c, cur_ip);
+		int jit = is_jit(&c, cur_ip), leaf = out->nr_user == 1;
 
 		if (out->nr_user == SP_UNWIND_MAX_FRAMES) {
 			out->end = SP_END_DEPTH;
@@ -576,16 +617,27 @@ int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
 		if (r > 0 && (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip))
 			r = 0;
 		/*
-		 * Leaving JIT code by frame pointer can fail or land nowhere;
-		 * then look for the caller's return address on the stack.
+		 * Leaving JIT code by frame pointer can fail or land
+		 * somewhere unbelievable.  Above a callee, the JIT frame's
+		 * caller is found by the return address on the stack.  A
+		 * leaf may be a stub without a frame of its own, such as
+		 * Python 3.12's perf trampoline, whose stack holds a stale
+		 * word next to its return address and no bytes of its code
+		 * say which: the stack ends there, cut, rather than guessed.
 		 */
-		if (jit && (r <= 0 || !sp_proc_map(c.proc, ip)) &&
-		    restart_after_jit(&c, as, &cur, sp, &ip) == 0) {
-			r = 1;
-			precise_next = 0;
+		if (jit && (r <= 0 || !plausible_return(&c, ip))) {
+			if (!leaf && restart_after_jit(&c, as, &cur, sp,
+						       &ip) == 0) {
+				r = 1;
+				precise_next = 0;
+			} else {
+				out->end = r < 0 && c.truncated ?
+					   SP_END_TRUNCATED : SP_END_NOINFO;
+				return 0;
+			}
 		}
 		if (r == 0) {
-			out->end = SP_END_COMPLETE;
+			out->end = stop_reason(u, &c, out);
 			return 0;
 		}
 		if (r < 0) {

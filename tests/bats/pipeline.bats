@@ -164,6 +164,30 @@ setup() {
 		'(^|;)main;run;call_jit;jit_outer_\[j\];jit_hot_\[j\](;|$)' 80
 }
 
+@test "a JIT leaf without a frame (Python 3.12's trampoline shape) ends cut, never complete" {
+	WL_CLOCK=cpu start_target --go wl-jitstub 2
+	record_released "$T/stub.raw" -F 999
+	assert_success
+	wait "$TARGET_PID" || true
+	run_io "$SP_UNWIND" "$T/stub.raw" "$T/stub.unw"
+	assert_success
+	run_io "$SP_SYMBOLIZE" "$T/stub.unw" "$T/stub.sym"
+	assert_success
+	# no stack whose leaf is the stub is complete: the stub has no frame,
+	# and %rbp is zero in it, which only looks like the end of a stack
+	awk -F'\t' '
+		$1 == "stack" { end = $5 }
+		$1 == "frame" && $4 == 0 && $9 == "jit_stub" {
+			stub++
+			if (end != "noinfo") bad++
+		}
+		END { exit !(stub > 0 && bad == 0) }' "$T/stub.sym" ||
+		fail "a stub leaf stack is not ended noinfo: $(grep -m3 -P '^stack' "$T/stub.sym")"
+	run_io "$SP_FOLD" "$T/stub.sym" "$T/stub.folded"
+	assert_success
+	assert_share "$T/stub.folded" '^wl-jitstub;\[no unwind info\];jit_stub_\[j\]$' 90
+}
+
 @test "python 3.12 -X perf: py:: frames and the interpreter below them" {
 	need_python312
 	start_cmd "$PYTHON312" -X perf "$WL_SRC/wl-python.py" 8

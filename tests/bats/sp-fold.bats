@@ -18,7 +18,7 @@ event | cpu-clock | freq | 99
 comm | 0 | 10 | 10 | my prog | exec
 comm | 0 | 10 | 11 | worker | -
 comm | 0 | 20 | 20 | my prog | -
-stack | 10 | 1 | 4 | root
+stack | 10 | 1 | 4 | complete
 frame | 10 | 1 | 0 | kernel | kallsyms | - | 0xffffffff81001010 | do_syscall_64 | [kernel] | - | -
 frame | 10 | 1 | 1 | native | symtab | - | 0x401108 | leaf | /bin/prog | - | -
 frame | 10 | 1 | 2 | native | symtab | - | 0x401120 | main | /bin/prog | - | -
@@ -27,11 +27,11 @@ stack | 10 | 2 | 3 | truncated
 frame | 10 | 2 | 0 | jit | perf-map | - | 0x7f0000001010 | py::hot:<stdin> | [anon] | - | -
 frame | 10 | 2 | 1 | native | symtab | - | 0x401200 | a;b | /bin/prog | - | -
 frame | 10 | 2 | 2 | native | none | - | 0x401300 | [prog]+0x1300 | /bin/prog | - | -
-stack | 20 | 1 | 3 | root
+stack | 20 | 1 | 3 | complete
 frame | 20 | 1 | 0 | native | symtab | - | 0x401108 | leaf | /bin/prog | - | -
 frame | 20 | 1 | 1 | native | symtab | - | 0x401120 | main | /bin/prog | - | -
 frame | 20 | 1 | 2 | native | symtab | hidden | 0x401020 | _start | /bin/prog | - | -
-stack | 20 | 2 | 2 | root
+stack | 20 | 2 | 2 | complete
 frame | 20 | 2 | 0 | native | symtab | - | 0x401400 | foo 12 | /bin/prog | - | -
 frame | 20 | 2 | 1 | native | symtab | - | 0x401120 | x\t | /bin/prog | - | -
 stack | 20 | 3 | 0 | noregs
@@ -135,6 +135,12 @@ EOF_WANT
          1  16.67%          3  50.00%  leaf
          0   0.00%          3  50.00%  main
          2  33.33%          2  33.33%  do_syscall_64_[k]
+
+# stack ends, of 6 samples
+   samples   share  end
+         4  66.67%  complete
+         1  16.67%  truncated
+         1  16.67%  noregs
 EOF_WANT
 	run "$SP_FOLD" --top 3 -o "$T/out" "$T/in.sym"
 	assert_success

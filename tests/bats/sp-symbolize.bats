@@ -95,7 +95,7 @@ header cpu-clock freq 99
 comm 100 100 prog exec
 fork 100 100 101 100
 mmap 100 0x400000 0x10000 0 5 $D/prog
-stack 100 1 root 0xffffffff81001010,0xffffffffc0000010 $((leaf + 2)),$((main + 8)),$((start + 4)),0x7f0000001010,0x12345 10000
+stack 100 1 truncated 0xffffffff81001010,0xffffffffc0000010 $((leaf + 2)),$((main + 8)),$((start + 4)),0x7f0000001010,0x12345 10000
 sample 11 100 100 1
 sample 12 100 101 1
 stack 100 2 noregs 0x10 -
@@ -111,7 +111,7 @@ start | 0 | 0
 comm | 1 | 100 | 100 | prog | exec
 comm | 2 | 100 | 101 | prog | -
 map | 1 | 100 | 0x400000 | 0x410000 | 0x0 | - | $D/prog
-stack | 100 | 1 | 7 | root
+stack | 100 | 1 | 8 | truncated | -
 frame | 100 | 1 | 0 | kernel | kallsyms | - | 0xffffffff81001010 | do_syscall_64 | [kernel] | - | -
 frame | 100 | 1 | 1 | kernel | kallsyms | - | 0xffffffffc0000010 | ext4_read | [ext4] | - | -
 frame | 100 | 1 | 2 | native | symtab | - | $(printf 0x%x $((leaf + 2))) | leaf_fn | $D/prog | - | -
@@ -119,13 +119,14 @@ frame | 100 | 1 | 3 | native | symtab | - | $(printf 0x%x $((main + 8))) | main 
 frame | 100 | 1 | 4 | native | symtab | hidden | $(printf 0x%x $((start + 4))) | _start | $D/prog | - | -
 frame | 100 | 1 | 5 | jit | perf-map | - | 0x7f0000001010 | py::hot:<stdin> | - | - | -
 frame | 100 | 1 | 6 | unknown | none | - | 0x12345 | [unknown] | - | - | -
+frame | 100 | 1 | 7 | synthetic | none | - | 0x0 | [truncated] | - | - | -
 sample | 11 | 100 | 100 | 0 | 1000 | 1
 sample | 12 | 100 | 101 | 0 | 1000 | 1
-stack | 100 | 2 | 1 | noregs
+stack | 100 | 2 | 1 | noregs | -
 frame | 100 | 2 | 0 | kernel | none | - | 0x10 | [kernel] | [kernel] | - | -
 sample | 13 | 100 | 101 | 0 | 1000 | 2
 lost | 3 | 7
-summary | samples=3 | lost=0 | stacks=2 | threads=1 | processes=1 | duration_ns=0 | frames=8 | unresolved=2
+summary | samples=3 | lost=0 | stacks=2 | threads=1 | processes=1 | duration_ns=0 | frames=9 | unresolved=2 | complete=0 | truncated=2 | noinfo=0 | error=0 | depth=0 | noregs=1 | spliced=0
 EOF_WANT
 	symbolize -o "$T/out" "$T/in.unw"
 	assert_success
@@ -135,7 +136,7 @@ EOF_WANT
 	run_io "$SP_FOLD" "$T/out" "$T/folded"
 	assert_success
 	cat >"$T/want.folded" <<'EOF_WANT'
-prog;[unknown];py::hot:<stdin>_[j];main;leaf_fn;ext4_read_[k];do_syscall_64_[k] 2
+prog;[truncated];[unknown];py::hot:<stdin>_[j];main;leaf_fn;ext4_read_[k];do_syscall_64_[k] 2
 prog;[kernel]_[k] 1
 EOF_WANT
 	diff -u "$T/want.folded" "$T/folded"

@@ -18,16 +18,16 @@ setup() {
 
 # unwind_report RAW: run sp-unwind on RAW, check its exit status (0, or 1
 # for a partial result), parse its last stderr line into SAMPLES STACKS
-# ROOT TRUNCATED NOINFO ERROR.
+# COMPLETE TRUNCATED NOINFO ERROR.
 unwind_report() {
 	run_io "$SP_UNWIND" "$1" "$T/out.unw"
 	((status <= 1)) || fail "sp-unwind exited $status: $stderr"
 	[[ ${stderr_lines[-1]:-} =~ $REPORT_RE ]] ||
 		fail "no end-of-run report as the last line on stderr: $stderr"
 	SAMPLES=${BASH_REMATCH[1]} STACKS=${BASH_REMATCH[2]}
-	ROOT=${BASH_REMATCH[3]} TRUNCATED=${BASH_REMATCH[4]}
+	COMPLETE=${BASH_REMATCH[3]} TRUNCATED=${BASH_REMATCH[4]}
 	NOINFO=${BASH_REMATCH[5]} ERROR=${BASH_REMATCH[6]}
-	((ROOT + TRUNCATED + NOINFO + ERROR <= SAMPLES)) ||
+	((COMPLETE + TRUNCATED + NOINFO + ERROR <= SAMPLES)) ||
 		fail "ends add up to more than the samples: ${stderr_lines[-1]}"
 	((STACKS >= 1 && STACKS <= SAMPLES)) ||
 		fail "implausible stack count: ${stderr_lines[-1]}"
@@ -70,8 +70,8 @@ EOF
 	assert_success
 	unwind_report "$T/single.raw"
 	((SAMPLES >= 500)) || fail "only $SAMPLES samples in 2 s of CPU time at 999 Hz"
-	((ROOT * 100 >= SAMPLES * 95)) ||
-		fail "only $ROOT of $SAMPLES samples unwound to the root"
+	((COMPLETE * 100 >= SAMPLES * 95)) ||
+		fail "only $COMPLETE of $SAMPLES samples unwound to the root"
 	# three leaves, a handful of stacks besides (the clock check)
 	((STACKS >= 3)) || fail "only $STACKS distinct stacks"
 }
@@ -92,6 +92,46 @@ EOF
 	assert_share "$T/deep.folded" 'descend;descend;deep_leaf(;|$)' 90
 }
 
+@test "a stack deeper than its copy ends [truncated] under its frames, counted in every summary" {
+	need_perf_events
+	build_workloads
+	WL_CLOCK=cpu start_target --go wl-deep 2 40
+	record_released "$T/deep.raw" -F 999 --stack-size 2048
+	assert_success
+	unwind_report "$T/deep.raw"
+	((TRUNCATED * 100 >= SAMPLES * 90)) ||
+		fail "only $TRUNCATED of $SAMPLES samples truncated: ${stderr_lines[-1]}"
+	((COMPLETE + TRUNCATED + NOINFO + ERROR == SAMPLES)) ||
+		fail "ends do not add up to the samples: ${stderr_lines[-1]}"
+
+	run_io "$SP_SYMBOLIZE" "$T/out.unw" "$T/deep.sym"
+	assert_success
+	# every stack line says how it ended; a cut one ends in a synthetic frame
+	awk -F'\t' '
+		$1 == "stack" { want = $4; end = $5; n = 0 }
+		$1 == "frame" && ++n == want {
+			cut = end != "complete" && end != "noregs"
+			if (cut != ($5 == "synthetic")) bad++
+			if (end == "truncated" && $9 != "[truncated]") bad++
+		}
+		END { exit bad > 0 }' "$T/deep.sym" ||
+		fail "a stack's last frame does not say how it ended"
+	grep -q "^summary.*	truncated=$TRUNCATED	" "$T/deep.sym" ||
+		fail "symbolized summary does not count $TRUNCATED truncated: $(tail -1 "$T/deep.sym")"
+
+	run_io "$SP_FOLD" "$T/deep.sym" "$T/deep.folded"
+	assert_success
+	# drawn under [truncated], never as a tower of its own
+	assert_share "$T/deep.folded" '^wl-deep;\[truncated\];descend;' 90
+	if grep -q '^wl-deep;descend' "$T/deep.folded"; then
+		fail "a cut stack starts at descend: $(grep -m1 '^wl-deep;descend' "$T/deep.folded")"
+	fi
+	run "$SP_FOLD" --top 5 "$T/deep.sym"
+	assert_success
+	[[ $output =~ $'\n'\ *$TRUNCATED\ +[0-9.]+%\ \ truncated ]] ||
+		fail "--top does not count $TRUNCATED truncated samples: $output"
+}
+
 @test "sp-unwind: a 16 KiB stack copy unwinds the same deep stack to the root" {
 	need_perf_events
 	build_workloads
@@ -99,8 +139,8 @@ EOF
 	record_released "$T/deep.raw" -F 999 --stack-size 16384
 	assert_success
 	unwind_report "$T/deep.raw"
-	((ROOT * 100 >= SAMPLES * 95)) ||
-		fail "only $ROOT of $SAMPLES samples unwound to the root: ${stderr_lines[-1]}"
+	((COMPLETE * 100 >= SAMPLES * 95)) ||
+		fail "only $COMPLETE of $SAMPLES samples unwound to the root: ${stderr_lines[-1]}"
 	sp_replay "$T/deep.raw" "$T/deep.folded"
 	assert_pipeline_ok "$T/deep.folded"
 	# descend(40) .. descend(0): 41 frames (mawk has no {41})

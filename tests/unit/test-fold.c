@@ -123,14 +123,14 @@ static const char two_procs[] =
 	"comm\t0\t10\t10\tmy prog\texec\n"
 	"comm\t0\t10\t11\tworker\t-\n"
 	"comm\t0\t20\t20\tmy prog\t-\n"
-	"stack\t10\t1\t3\troot\n"
+	"stack\t10\t1\t3\tcomplete\n"
 	"frame\t10\t1\t0\tnative\tsymtab\t-\t0x3\tleaf\t/x\t-\t-\n"
 	"frame\t10\t1\t1\tnative\tsymtab\t-\t0x2\tmain\t/x\t-\t-\n"
 	"frame\t10\t1\t2\tnative\tsymtab\thidden\t0x1\t_start\t/x\t-\t-\n"
-	"stack\t20\t1\t2\troot\n"
+	"stack\t20\t1\t2\tcomplete\n"
 	"frame\t20\t1\t0\tnative\tsymtab\t-\t0x3\tleaf\t/x\t-\t-\n"
 	"frame\t20\t1\t1\tnative\tsymtab\t-\t0x2\tmain\t/x\t-\t-\n"
-	"stack\t20\t2\t1\troot\n"
+	"stack\t20\t2\t1\tcomplete\n"
 	"frame\t20\t2\t0\tnative\tsymtab\t-\t0x2\tmain\t/x\t-\t-\n"
 	"stack\t10\t2\t0\tnoregs\n"
 	"sample\t1\t10\t10\t0\t5\t1\n"
@@ -186,13 +186,13 @@ static void test_sorting(void)
 {
 	static const char text[] =
 		"comm\t0\t1\t1\tp\t-\n"
-		"stack\t1\t1\t1\troot\n"
+		"stack\t1\t1\t1\tcomplete\n"
 		"frame\t1\t1\t0\tnative\tsymtab\t-\t0x1\tb\t-\t-\t-\n"
-		"stack\t1\t2\t1\troot\n"
+		"stack\t1\t2\t1\tcomplete\n"
 		"frame\t1\t2\t0\tnative\tsymtab\t-\t0x1\tB\t-\t-\t-\n"
-		"stack\t1\t3\t1\troot\n"
+		"stack\t1\t3\t1\tcomplete\n"
 		"frame\t1\t3\t0\tnative\tsymtab\t-\t0x1\ta\t-\t-\t-\n"
-		"stack\t1\t4\t1\troot\n"
+		"stack\t1\t4\t1\tcomplete\n"
 		"frame\t1\t4\t0\tkernel\tkallsyms\t-\t0x1\tk\t-\t-\t-\n"
 		"sample\t1\t1\t1\t0\t1\t1\n"
 		"sample\t1\t1\t1\t0\t1\t2\n"
@@ -217,17 +217,17 @@ static void test_grammar_errors(void)
 	s = fold_text(0, "frame\t1\t1\t0\tnative\tsymtab\t-\t0x1\tb\t-\t-\t-\n", 0, &err);
 	CHECK_STR(err, "frame line without its stack line");
 	free(s);
-	s = fold_text(0, "stack\t1\t1\t2\troot\n"
+	s = fold_text(0, "stack\t1\t1\t2\tcomplete\n"
 		      "frame\t1\t1\t1\tnative\tsymtab\t-\t0x1\tb\t-\t-\t-\n", 0, &err);
 	CHECK_STR(err, "frame 1/1 #1 out of order: expected 1/1 #0");
 	free(s);
-	s = fold_text(0, "stack\t1\t1\t2\troot\n"
+	s = fold_text(0, "stack\t1\t1\t2\tcomplete\n"
 		      "frame\t1\t1\t0\tnative\tsymtab\t-\t0x1\tb\t-\t-\t-\n"
 		      "sample\t1\t1\t1\t0\t1\t1\n", 0, &err);
 	CHECK_STR(err, "stack 1/1 ends after 1 of its 2 frames");
 	free(s);
 	/* a thread nobody named */
-	s = fold_text(0, "stack\t1\t1\t0\troot\nsample\t1\t1\t2\t0\t1\t1\n", 0, &err);
+	s = fold_text(0, "stack\t1\t1\t0\tcomplete\nsample\t1\t1\t2\t0\t1\t1\n", 0, &err);
 	CHECK(err == NULL);
 	CHECK_STR(s, "[unknown] 1\n");
 	free(s);
@@ -237,14 +237,14 @@ static void test_top(void)
 {
 	static const char text[] =
 		"comm\t0\t1\t1\tp\t-\n"
-		"stack\t1\t1\t4\troot\n"
+		"stack\t1\t1\t4\tcomplete\n"
 		"frame\t1\t1\t0\tnative\tsymtab\t-\t0x1\tfib\t-\t-\t-\n"
 		"frame\t1\t1\t1\tnative\tsymtab\t-\t0x1\tfib\t-\t-\t-\n"
 		"frame\t1\t1\t2\tnative\tsymtab\t-\t0x1\tfib\t-\t-\t-\n"
 		"frame\t1\t1\t3\tnative\tsymtab\t-\t0x1\tmain\t-\t-\t-\n"
-		"stack\t1\t2\t2\troot\n"
+		"stack\t1\t2\t2\ttruncated\t-\n"
 		"frame\t1\t2\t0\tnative\tsymtab\t-\t0x1\twork\t-\t-\t-\n"
-		"frame\t1\t2\t1\tnative\tsymtab\t-\t0x1\tmain\t-\t-\t-\n"
+		"frame\t1\t2\t1\tsynthetic\tnone\t-\t0x0\t[truncated]\t-\t-\t-\n"
 		"sample\t1\t1\t1\t0\t1\t1\n"
 		"sample\t1\t1\t1\t0\t1\t1\n"
 		"sample\t1\t1\t1\t0\t1\t1\n"
@@ -261,8 +261,13 @@ static void test_top(void)
 		     "\n"
 		     "# top 2 by total, of 4 samples\n"
 		     "      self   self%      total  total%  function\n"
-		     "         0   0.00%          4 100.00%  main\n"
-		     "         3  75.00%          3  75.00%  fib\n");
+		     "         3  75.00%          3  75.00%  fib\n"
+		     "         0   0.00%          3  75.00%  main\n"
+		     "\n"
+		     "# stack ends, of 4 samples\n"
+		     "   samples   share  end\n"
+		     "         3  75.00%  complete\n"
+		     "         1  25.00%  truncated\n");
 	free(s);
 }
 

@@ -2,6 +2,7 @@
 /* test-intern: stack IDs are stable, distinct per frame list and per pid. */
 #include <stdlib.h>
 
+#include "format/unwound.h"
 #include "unwind/intern.h"
 #include "unit.h"
 
@@ -12,7 +13,8 @@ int main(void)
 	uint64_t u1[] = { 0x401000, 0x401100, 0x401200 };
 	uint64_t u2[] = { 0x401000, 0x401100, 0x401300 };
 	uint8_t f[] = { 1, 0, 0 }, g[] = { 1, 1, 0 };
-	struct sp_stack_key a = { 100, 0, 0, 3, NULL, u1, f };
+	struct sp_stack_key a = { .pid = 100, .nr_user = 3, .user_ips = u1,
+				  .uflags = f };
 	struct sp_stack_key b = a, c = a, d = a, e = a, kk = a;
 	uint32_t ida, id;
 	int is_new, i;
@@ -37,25 +39,29 @@ int main(void)
 	kk.nr_user = 0;		/* kernel frames only */
 	CHECK(sp_intern_stack(t, &kk, &is_new) == 8 && is_new);
 	CHECK(sp_intern_stack(t, &kk, &is_new) == 8 && !is_new);
-	CHECK(sp_intern_count(t) == 8);
+	kk.flags = SP_STACK_SPLICED;	/* the same, finished otherwise */
+	CHECK(sp_intern_stack(t, &kk, &is_new) == 9 && is_new);
+	CHECK(sp_intern_count(t) == 9);
 
 	/* many stacks: the table grows and every ID stays findable */
 	for (i = 0; i < 50000; i++) {
 		uint64_t u[2] = { 0x500000 + (uint64_t)i * 16, 0x401000 };
 		uint8_t fl[2] = { 1, 0 };
-		struct sp_stack_key x = { 7, 0, 0, 2, NULL, u, fl };
+		struct sp_stack_key x = { .pid = 7, .nr_user = 2,
+					  .user_ips = u, .uflags = fl };
 
 		id = sp_intern_stack(t, &x, &is_new);
-		if (id != (uint32_t)(9 + i) || !is_new)
+		if (id != (uint32_t)(10 + i) || !is_new)
 			break;
 	}
 	CHECK(i == 50000);
 	for (i = 0; i < 50000; i += 997) {
 		uint64_t u[2] = { 0x500000 + (uint64_t)i * 16, 0x401000 };
 		uint8_t fl[2] = { 1, 0 };
-		struct sp_stack_key x = { 7, 0, 0, 2, NULL, u, fl };
+		struct sp_stack_key x = { .pid = 7, .nr_user = 2,
+					  .user_ips = u, .uflags = fl };
 
-		CHECK(sp_intern_stack(t, &x, &is_new) == (uint32_t)(9 + i) &&
+		CHECK(sp_intern_stack(t, &x, &is_new) == (uint32_t)(10 + i) &&
 		      !is_new);
 	}
 	CHECK(sp_intern_stack(t, &a, &is_new) == ida && !is_new);

@@ -89,7 +89,8 @@ static void test_every_record(void)
 	recs[1].type = SP_ST_COMM;
 	recs[1].u.comm = (struct sp_st_comm){ 5, 10, 11, "my worker", 1 };
 	recs[2].type = SP_ST_STACK;
-	recs[2].u.stack = (struct sp_st_stack){ 10, 1, 1, "truncated" };
+	recs[2].u.stack = (struct sp_st_stack){ 10, 1, 1, "truncated",
+		"spliced,go-switch" };
 	recs[3].type = SP_ST_FRAME;
 	recs[3].u.frame = (struct sp_st_frame){ 10, 1, 0, { .addr = 0x401000,
 		.function = "main", .module = "/bin/x", .file = "x.c",
@@ -100,17 +101,17 @@ static void test_every_record(void)
 	recs[5].u.lost = (struct sp_st_lost){ 200, 17 };
 	recs[6].type = SP_ST_SUMMARY;
 	recs[6].u.summary = (struct sp_st_summary){ .samples = 1, .lost = 17,
-		.stacks = 1, .frames = 1 };
+		.stacks = 1, .frames = 1, .truncated = 1, .spliced = 1 };
 	text = write_all(recs, 7, 1);
 	CHECK_STR(text,
 		  "# stackpulse symbolized 1\n"
 		  "event\tcpu-clock\tfreq\t99\n"
 		  "comm\t5\t10\t11\tmy worker\texec\n"
-		  "stack\t10\t1\t1\ttruncated\n"
+		  "stack\t10\t1\t1\ttruncated\tspliced,go-switch\n"
 		  "frame\t10\t1\t0\tnative\tsymtab\t-\t0x401000\tmain\t/bin/x\tx.c\t42\n"
 		  "sample\t100\t10\t11\t3\t1000000\t1\n"
 		  "lost\t200\t17\n"
-		  "summary\tsamples=1\tlost=17\tstacks=1\tthreads=0\tprocesses=0\tduration_ns=0\tframes=1\tunresolved=0\n");
+		  "summary\tsamples=1\tlost=17\tstacks=1\tthreads=0\tprocesses=0\tduration_ns=0\tframes=1\tunresolved=0\tcomplete=0\ttruncated=1\tnoinfo=0\terror=0\tdepth=0\tnoregs=0\tspliced=1\n");
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] == '#')
@@ -129,6 +130,14 @@ static void test_every_record(void)
 	CHECK(back.u.sample.weight == 1000000 && back.u.sample.cpu == 3);
 	CHECK(parse("summary\tsamples=9\tfuture_key=3\tunresolved=2", &back) == NULL);
 	CHECK(back.u.summary.samples == 9 && back.u.summary.unresolved == 2);
+	CHECK(parse("summary\tcomplete=5\tnoinfo=2\tspliced=4", &back) == NULL);
+	CHECK(back.u.summary.complete == 5 && back.u.summary.noinfo == 2 &&
+	      back.u.summary.spliced == 4 && back.u.summary.truncated == 0);
+	CHECK(parse("stack\t1\t2\t3\tcomplete", &back) == NULL);
+	CHECK_STR(back.u.stack.end, "complete");
+	CHECK(back.u.stack.flags == NULL);
+	CHECK(parse("stack\t1\t2\t3\ttruncated\tgo-switch", &back) == NULL);
+	CHECK_STR(back.u.stack.flags, "go-switch");
 	CHECK(parse("frame\t1\t1\t0\tnative\tsymtab\t-\t0x1\tf\t-\t-\t7", &back) == NULL);
 	CHECK(back.u.frame.f.line == 7 && back.u.frame.f.module == NULL);
 	CHECK(back.u.frame.f.symbol == NULL && back.u.frame.f.decl_line == 0);

@@ -28,4 +28,24 @@ static const uint8_t jit_outer_code[] = {
 	0xc3,			/* ret */
 };
 
+/*
+ * uint64_t jit_stub(uint64_t n): a frameless stub in the shape of Python
+ * 3.12's perf trampoline (sub $8,%rsp ... add $8,%rsp; ret): no CFI, no
+ * frame pointer of its own, a stale word next to its return address.  It
+ * spins n times with %rbp zeroed, as the outermost frame of a
+ * frame-pointer chain says, so that a frame-pointer step out of it ends
+ * the stack there, as if it were complete.
+ */
+static const uint8_t jit_stub_code[] = {
+	0x48, 0x83, 0xec, 0x08,	/* sub $8,%rsp */
+	0x49, 0x89, 0xeb,	/* mov %rbp,%r11 */
+	0x31, 0xed,		/* xor %ebp,%ebp */
+	0x48, 0x89, 0xf8,	/* mov %rdi,%rax */
+	0x48, 0xff, 0xc8,	/* 1: dec %rax */
+	0x75, 0xfb,		/* jnz 1b */
+	0x4c, 0x89, 0xdd,	/* mov %r11,%rbp */
+	0x48, 0x83, 0xc4, 0x08,	/* add $8,%rsp */
+	0xc3,			/* ret */
+};
+
 #endif
