@@ -141,7 +141,9 @@ void sp_perf_recorder_free(struct sp_perf_recorder *r);
 
 struct sp_perf_frame {
 	const char *func_name;	/* never NULL: "[unknown]" or "[module]+0x.." */
-	const char *module;	/* path, "[vdso]", "[kernel]", "[anon]" */
+	const char *module;	/* path, "[vdso]", "[kernel]", "[anon]";
+				   NULL in no mapping, and for the synthetic
+				   last frame of a cut stack ("[truncated]") */
 	const char *file;	/* source file, NULL when unknown */
 	uint32_t line;		/* 0 when unknown */
 	enum sp_frame_kind kind;	/* native, inline, kernel, JIT, ... */
