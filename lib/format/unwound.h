@@ -21,7 +21,11 @@
 
 #include "records.h"
 
-#define SP_UNW_VERSION 1
+/*
+ * Version 2: end 0 is a proven end (complete) and STACK records have
+ * flags.  In version 1, end 0 ("root") meant only that unwinding stopped.
+ */
+#define SP_UNW_VERSION 2
 
 struct sp_unw_header {
 	struct sp_stream_header h;

@@ -15,6 +15,7 @@ struct sp_symstream {
 	void *arg;
 	uint64_t ends[SP_END_MAX];	/* samples by how their stack ended */
 	uint64_t spliced;
+	int unproven;		/* a version 1 stream: end 0 proves nothing */
 	int have_summary;
 	char error[96];
 };
@@ -54,6 +55,7 @@ int sp_symstream_header(struct sp_symstream *ss, const struct sp_unw_header *h)
 	struct sp_st_rec rec;
 	int r;
 
+	ss->unproven = h->h.version < 2;
 	memcpy(name, h->ev.name, sizeof(h->ev.name));
 	name[sizeof(h->ev.name)] = 0;
 	rec.type = SP_ST_EVENT;
@@ -73,6 +75,7 @@ static int emit_stack(struct sp_symstream *ss, const struct sp_unw_stack_view *v
 {
 	const struct sp_frame *frames;
 	char flags[SP_STACK_FLAGS_TEXT];
+	const char *end = sp_unw_end_name(v->s->end);
 	struct sp_st_rec rec;
 	size_t n, i;
 	int r;
@@ -81,8 +84,11 @@ static int emit_stack(struct sp_symstream *ss, const struct sp_unw_stack_view *v
 	if (r)
 		return r;
 	rec.type = SP_ST_STACK;
+	/* stackpulse 0.1's name for a stop it could not vouch for */
+	if (ss->unproven && v->s->end == SP_END_COMPLETE)
+		end = "root";
 	rec.u.stack = (struct sp_st_stack){ .pid = v->s->pid, .id = v->s->id,
-		.nframes = (uint32_t)n, .end = sp_unw_end_name(v->s->end),
+		.nframes = (uint32_t)n, .end = end,
 		.flags = sp_unw_flags_text(v->s->flags, flags) };
 	r = ss->emit(ss->arg, &rec);
 	rec.type = SP_ST_FRAME;
@@ -222,7 +228,8 @@ int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 				 sa->pid, sa->stack_id);
 			return refuse(ss, what);
 		}
-		ss->ends[end]++;
+		if (!ss->unproven || end != SP_END_COMPLETE)
+			ss->ends[end]++;
 		if (flags & SP_STACK_SPLICED)
 			ss->spliced++;
 		rec.type = SP_ST_SAMPLE;

@@ -16,7 +16,7 @@ while (my $l = <STDIN>) {
 	my $k = shift @f;
 	if ($k eq 'header') {	# EVENT freq|period VALUE
 		my ($ev, $mode, $val) = @f;
-		$out .= pack('a8LL', "SPUNWND\0", 1, 88) .
+		$out .= pack('a8LL', "SPUNWND\0", 2, 88) .
 			pack('LLQQLLQa32', 1, ($mode eq 'freq' ? 1 : 0) | 2, 0, $val, 1, 1, 0, $ev);
 	}
 	elsif ($k eq 'comm') { my ($pid, $tid, $name, $exec) = @f;	# PID TID NAME [exec]
