@@ -14,9 +14,9 @@ while (my $l = <STDIN>) {
 	chomp $l; next if $l =~ /^\s*(#|$)/;
 	my @f = split ' ', $l;
 	my $k = shift @f;
-	if ($k eq 'header') {	# EVENT freq|period VALUE
-		my ($ev, $mode, $val) = @f;
-		$out .= pack('a8LL', "SPUNWND\0", 2, 88) .
+	if ($k eq 'header') {	# EVENT freq|period VALUE [VERSION]
+		my ($ev, $mode, $val, $ver) = @f;
+		$out .= pack('a8LL', "SPUNWND\0", $ver // 2, 88) .
 			pack('LLQQLLQa32', 1, ($mode eq 'freq' ? 1 : 0) | 2, 0, $val, 1, 1, 0, $ev);
 	}
 	elsif ($k eq 'comm') { my ($pid, $tid, $name, $exec) = @f;	# PID TID NAME [exec]

@@ -142,6 +142,25 @@ EOF_WANT
 	diff -u "$T/want.folded" "$T/folded"
 }
 
+@test "sp-symbolize: a version 1 stream's end 0 stays 'root', vouched for by nobody" {
+	mkstream "$T/v1.unw" <<'EOF_IN'
+header cpu-clock freq 99 1
+stack 5 1 root - 0x1000
+stack 5 2 truncated - 0x1000
+sample 1 5 5 1
+sample 2 5 5 2
+summary 2 2
+EOF_IN
+	symbolize -o "$T/v1.sym" "$T/v1.unw"
+	assert_success
+	grep -qP '^stack\t5\t1\t1\troot\t-$' "$T/v1.sym" ||
+		fail "end 0 of a version 1 stream is not 'root': $(grep '^stack' "$T/v1.sym")"
+	grep -qP '^stack\t5\t2\t2\ttruncated\t-$' "$T/v1.sym" ||
+		fail "no [truncated] frame on a cut stack: $(grep '^stack' "$T/v1.sym")"
+	grep -qP '^summary\t.*\tcomplete=0\ttruncated=1\t' "$T/v1.sym" ||
+		fail "an unproven end was counted: $(tail -1 "$T/v1.sym")"
+}
+
 @test "sp-symbolize without kernel symbols: [kernel] frames, a warning, exit 1" {
 	mkstream "$T/in.unw" <<'EOF_IN'
 header cpu-clock freq 99
