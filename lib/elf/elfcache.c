@@ -11,6 +11,7 @@
 #include "base/grow.h"
 #include "base/hashtab.h"
 #include "elfcache.h"
+#include "gopclntab.h"
 
 struct sp_elf {
 	const char *path;	/* its key: owned by the cache's table */
@@ -29,6 +30,8 @@ struct sp_elf {
 	int cfi_loaded;
 	Dwarf_CFI *cfi;		/* .eh_frame through libdw, NULL: none */
 	enum sp_frame_origin origin;
+	int go_loaded;
+	struct sp_gopclntab *go;	/* Go's function table, or NULL */
 };
 
 struct sp_elf_cache {
@@ -56,6 +59,7 @@ static void elf_free(struct sp_elf *e)
 	free(e->copy);
 	free(e->load);
 	sp_symtab_free(e->syms);
+	sp_gopclntab_free(e->go);
 	free(e);
 }
 
@@ -290,4 +294,14 @@ const struct sp_symtab *sp_elf_symtab(struct sp_elf *e,
 	}
 	*origin = e->syms ? e->origin : SP_FO_NONE;
 	return e->syms;
+}
+
+const struct sp_gopclntab *sp_elf_gopclntab(struct sp_elf *e)
+{
+	if (!e->go_loaded) {
+		e->go_loaded = 1;
+		if (e->elf && !e->copy)
+			e->go = sp_gopclntab_from_elf(e->elf, e->data, e->size);
+	}
+	return e->go;
 }

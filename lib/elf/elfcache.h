@@ -20,6 +20,7 @@
 
 struct sp_elf;
 struct sp_elf_cache;
+struct sp_gopclntab;
 
 /* Returns a new, empty cache; NULL when out of memory. */
 struct sp_elf_cache *sp_elf_cache_new(void);
@@ -81,6 +82,12 @@ const struct sp_symtab *sp_elf_symtab(struct sp_elf *e,
  * has none.  Owned by the sp_elf.
  */
 Dwarf_CFI *sp_elf_cfi(struct sp_elf *e);
+
+/*
+ * Go's function table of the file (gopclntab.h), read on first use; NULL
+ * when it is no Go program or its table is damaged.  Owned by the sp_elf.
+ */
+const struct sp_gopclntab *sp_elf_gopclntab(struct sp_elf *e);
 
 /* The libelf handle, for libdw and other readers; owned by the sp_elf. */
 Elf *sp_elf_handle(const struct sp_elf *e);
