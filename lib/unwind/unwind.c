@@ -9,6 +9,7 @@
 
 #include "base/clock.h"
 #include "elf/jitdump.h"
+#include "gostep.h"
 #include "outermost.h"
 #include "unwind.h"
 
@@ -561,6 +562,68 @@ static enum sp_unw_end stop_reason(struct sp_unwinder *u, struct ctx *c,
 	}
 }
 
+/*
+ * Go code that no .eh_frame covers (Go's CFI is only in .debug_frame)
+ * steps by its pclntab (gostep.c); libunwind restarts in the caller with
+ * the IP, SP and BP the step gives, Go keeping no other register for its
+ * caller.  Returns -1 when the frame is no such code, 0 when stepped (*ip
+ * set), 1 when the stack ends there (out->end and out->stack_flags set).
+ */
+static int go_frame(struct ctx *c, unw_addr_space_t as, unw_cursor_t *cur,
+		    struct sp_frames *out, unw_word_t *ip)
+{
+	unsigned k = out->nr_user - 1;
+	int precise = out->flags[k] & SP_FRAME_PRECISE;
+	struct sp_go_stack st = { c->stack, c->sp, c->stack_len };
+	struct sp_go_code code;
+	struct sp_go_regs r = { .ip = out->ips[k] };
+	unw_proc_info_t pi;
+	unw_word_t v;
+
+	if (!sp_go_code(c->proc, r.ip, precise, &code) ||
+	    find_proc_info(as, code.at, &pi, 0, c) == 0)
+		return -1;
+	if (unw_get_reg(cur, UNW_REG_SP, &v) < 0) {
+		out->end = SP_END_ERROR;
+		return 1;
+	}
+	r.sp = v;
+	r.have_bp = unw_get_reg(cur, UNW_X86_64_RBP, &v) == 0;
+	r.bp = v;
+	switch (sp_go_step(c->proc, &code, &st, &r)) {
+	case SP_GO_STEPPED:
+		break;
+	case SP_GO_TOP:
+		out->end = SP_END_COMPLETE;
+		return 1;
+	case SP_GO_SWITCH:
+		out->stack_flags |= SP_STACK_GO_SWITCH;
+		/* fall through */
+	case SP_GO_SPWRITE:
+	case SP_GO_TRUNCATED:
+		out->end = SP_END_TRUNCATED;
+		return 1;
+	case SP_GO_NOINFO:
+		out->end = SP_END_NOINFO;
+		return 1;
+	default:
+		out->end = SP_END_ERROR;
+		return 1;
+	}
+	c->have &= 1u << PR_IP | 1u << PR_SP | 1u << PR_BP;
+	if (!r.have_bp)
+		c->have &= ~(1u << PR_BP);
+	c->regs[PR_IP] = r.ip;
+	c->regs[PR_SP] = r.sp;
+	c->regs[PR_BP] = r.bp;
+	if (unw_init_remote(cur, as, c) < 0) {
+		out->end = SP_END_ERROR;
+		return 1;
+	}
+	*ip = r.ip;
+	return 0;
+}
+
 int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
 		     struct sp_frames *out)
 {
@@ -609,6 +672,13 @@ int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
 			out->end = SP_END_DEPTH;
 			return 0;
 		}
+		r = go_frame(&c, as, &cur, out, &ip);
+		if (r > 0)
+			return 0;
+		if (r == 0) {
+			precise_next = 0;
+			goto next;
+		}
 		if (jit && unw_get_reg(&cur, UNW_REG_SP, &sp) < 0)
 			jit = 0;
 		/* after a signal frame comes an interrupted, exact IP */
@@ -646,6 +716,7 @@ int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
 				   SP_END_ERROR;
 			return 0;
 		}
+next:
 		out->ips[out->nr_user] = ip;
 		out->flags[out->nr_user] = precise_next ? SP_FRAME_PRECISE : 0;
 		out->nr_user++;
