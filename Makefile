@@ -49,7 +49,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err \
 	record/record record/events record/convert record/merge record/attach \
 	record/synth record/capture \
 	unwind/unwind unwind/outermost unwind/gostep unwind/intern unwind/unwstream \
-	symbolize/symbolize symbolize/src-kernel symbolize/src-elf \
+	symbolize/symbolize symbolize/src-kernel symbolize/src-elf symbolize/src-go \
 	symbolize/src-jitdump symbolize/src-perfmap symbolize/symstream \
 	fold/fold fold/top fold/names fold/pprof fold/speedscope \
 	flame/flame flame/colour flame/svg flame/flame-js \

@@ -8,7 +8,7 @@ static const char *const kind_names[SP_FK_MAX] = {
 
 static const char *const origin_names[SP_FO_MAX] = {
 	"none", "symtab", "dynsym", "perf-map", "vdso", "kallsyms",
-	"debuglink", "buildid", "minidebuginfo", "jitdump",
+	"debuglink", "buildid", "minidebuginfo", "jitdump", "gopclntab",
 };
 
 const char *sp_frame_kind_name(unsigned kind)

@@ -34,6 +34,7 @@ enum sp_frame_origin {
 	SP_FO_BUILDID,		/* a debug file found by build-id */
 	SP_FO_MINIDEBUG,	/* .gnu_debugdata ("minidebuginfo") */
 	SP_FO_JITDUMP,		/* a jit-PID.dump file */
+	SP_FO_GOPCLNTAB,	/* Go's function table (.gopclntab) */
 	SP_FO_MAX
 };
 

@@ -68,6 +68,7 @@ struct sp_source {
 
 extern const struct sp_source sp_src_kernel;	/* src-kernel.c */
 extern const struct sp_source sp_src_elf;	/* src-elf.c */
+extern const struct sp_source sp_src_go;	/* src-go.c */
 extern const struct sp_source sp_src_jitdump;	/* src-jitdump.c */
 extern const struct sp_source sp_src_perfmap;	/* src-perfmap.c */
 
@@ -101,6 +102,28 @@ int src_elf_note_mmap(struct sp_symbolizer *s, const struct sp_mmap_rec *m);
 int src_elf_add_debug_dir(struct src_elf *e, const char *dir);
 void src_elf_stats(const struct src_elf *e, struct sp_symbolize_stats *st);
 void src_elf_release(struct src_elf *e);
+
+/* src-go.c: Go's function table, for Go code no symbol names */
+struct sp_gopclntab;
+
+/* Whether the table names q's address: src-elf then leaves it to src-go. */
+int src_go_names(const struct sp_gopclntab *t, const struct sp_symq *q);
+
+/*
+ * Fill out's file and line from the table when it knows them (not with
+ * SP_SYM_NO_LINES).  Returns 0 or -ENOMEM.
+ */
+int src_go_lines(struct sp_symbolizer *s, const struct sp_gopclntab *t,
+		 const struct sp_symq *q, struct sp_frame *out);
+
+/*
+ * The name to show for a symbol of a Go file: as sp_sym_display_name(),
+ * but without the ABI suffix the linker gives assembly functions that have
+ * a wrapper (runtime.goexit.abi0 is runtime.goexit, as Go names it); then
+ * *symbol is the name as the file has it.  NULL when out of memory.
+ */
+const char *src_go_symbol_name(struct sp_symbolizer *s, const char *raw,
+			       const char **symbol);
 
 /* src-jitdump.c: the jit-PID.dump files the processes mapped */
 struct src_jitdump_ref;

@@ -28,6 +28,7 @@ struct src_module {
 	struct sp_dwarf *dwarf;
 	uint8_t dwarf_origin;
 	size_t mismatch;	/* index + 1 in mismatches, 0 none */
+	const struct sp_gopclntab *go;	/* a Go program's table (src-go.c) */
 };
 
 void src_elf_release(struct src_elf *e)
@@ -172,6 +173,8 @@ static int module_load(struct sp_symbolizer *s, struct src_module *mod,
 	s->st.modules++;
 	if (!f)
 		return -ENOMEM;
+	if (m->kind == SP_MAP_FILE)
+		mod->go = sp_elf_gopclntab(mod->elf);
 	bid_len = sp_elf_build_id(e, bid);
 	if (mod->rec_len && (bid_len != mod->rec_len ||
 			     memcmp(bid, mod->rec_bid, bid_len))) {
@@ -271,6 +274,16 @@ static void *table(struct sp_symbolizer *s, const struct sp_symq *q, int *err)
 	return mod;
 }
 
+/* The name to show for a symbol of the module. */
+static const char *symbol_name(struct sp_symbolizer *s,
+			       const struct src_module *mod, const char *raw,
+			       const char **symbol)
+{
+	if (mod->go)
+		return src_go_symbol_name(s, raw, symbol);
+	return sp_sym_display_name(s, raw, symbol);
+}
+
 /*
  * The inline chain of q->vaddr, innermost first, outermost the function:
  * from DWARF with files and lines, the function's name from the symbol
@@ -291,6 +304,9 @@ static int lookup(struct sp_symbolizer *s, void *table,
 	int nsrc = 0, i;
 
 	sym = sp_sym_pick(module_find, &ms, q->vaddr, q->precise, &at);
+	/* Go code no symbol names: Go's own table does (src-go.c) */
+	if (!sym && mod->go && !mod->mismatch && src_go_names(mod->go, q))
+		return 0;
 	origin = sym ? ms.origin : SP_FO_NONE;
 	if (m->kind == SP_MAP_IMAGE && sym)
 		origin = SP_FO_VDSO;
@@ -310,8 +326,8 @@ static int lookup(struct sp_symbolizer *s, void *table,
 
 		memset(&cf, 0, sizeof(cf));
 		if (last && sym) {
-			cf.function = sp_sym_display_name(s, sym->name,
-							  &cf.symbol);
+			cf.function = symbol_name(s, mod, sym->name,
+						  &cf.symbol);
 			cf.origin = (uint8_t)origin;
 		} else if (src[i].function) {
 			cf.function = sp_sym_display_name(s, src[i].function,
@@ -343,8 +359,12 @@ static int lookup(struct sp_symbolizer *s, void *table,
 		cf.line = src[nsrc - 1].line;
 	}
 	if (sym) {
-		cf.function = sp_sym_display_name(s, sym->name, &cf.symbol);
+		cf.function = symbol_name(s, mod, sym->name, &cf.symbol);
 		cf.origin = (uint8_t)origin;
+		/* no DWARF line: a Go program's own table has it */
+		if (!cf.file && mod->go && !mod->mismatch &&
+		    src_go_lines(s, mod->go, q, &cf))
+			return -ENOMEM;
 	} else {
 		cf.function = sp_sym_offset_name(s, m->kind == SP_MAP_IMAGE ?
 						 "[vdso]" : m->name, q->vaddr);

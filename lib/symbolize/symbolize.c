@@ -19,6 +19,7 @@ static const struct sp_source *const kernel_sources[] = {
 
 static const struct sp_source *const user_sources[] = {
 	&sp_src_elf,		/* mapped files and the [vdso] */
+	&sp_src_go,		/* Go code that no symbol names */
 	&sp_src_jitdump,	/* JIT code, then */
 	&sp_src_perfmap,
 };
