@@ -85,7 +85,8 @@ setup() {
 # END (0 complete, 1 truncated, ...) and SWITCH (1 when its flags have
 # SP_STACK_GO_SWITCH) from its STACK record in the unwound stream
 # (lib/format/unwound.h), OUTERMOST its outermost user frame's function in
-# the symbolized stream ("-" when it has none).
+# the symbolized stream, before the synthetic frame of a cut stack ("-" when
+# it has none).
 stack_ends() {
 	# shellcheck disable=SC2016	# perl's variables
 	perl -e '
@@ -110,7 +111,8 @@ stack_ends() {
 			BEGIN {
 				while ((getline l < sym) > 0) {
 					split(l, f, "\t")
-					if (f[1] == "frame" && f[5] != "kernel")
+					if (f[1] == "frame" && f[5] != "kernel" &&
+					    f[5] != "synthetic")
 						out[f[2] " " f[3]] = f[9]
 				}
 			}
@@ -255,6 +257,8 @@ EOF
 		fail "fewer than 20 samples in runtime.gcDrain"
 	stack_ends stripped | awk '$6 == "runtime.systemstack" && $3 == 1 { n += $5 } END { exit !(n >= 20) }' ||
 		fail "fewer than 20 samples end at runtime.systemstack"
+	# which the folded stacks show as their cut
+	assert_share "$D/stripped.folded" '^wl-go;\[go stack switch\];runtime\.systemstack;' 2
 }
 
 @test "go: names and lines agree with go tool addr2line" {
