@@ -32,5 +32,14 @@ const char *sp_raw_sample_parse(const struct sp_raw_header *h,
 	out->regs = (const uint64_t *)(s + 1);
 	out->kernel_ips = out->regs + s->nr_regs;
 	out->stack = (const uint8_t *)(out->kernel_ips + s->nr_kernel);
+	out->tail = NULL;
+	out->tail_len = 0;
 	return NULL;
+}
+
+int sp_raw_reg_index(uint64_t regs_mask, unsigned reg)
+{
+	if (reg > 63 || !(regs_mask >> reg & 1))
+		return -1;
+	return __builtin_popcountll(regs_mask & ((1ull << reg) - 1));
 }

@@ -10,7 +10,9 @@
  *
  *	raw-stream = sp_raw_header *record sp_raw_summary
  *
- * with the records of records.h plus SP_REC_SAMPLE as struct sp_raw_sample.
+ * with the records of records.h plus SP_REC_SAMPLE as struct sp_raw_sample,
+ * and SP_REC_TAIL (tail.h): the rest of a deep stack, read from the live
+ * process, before the sample whose copy it continues.
  */
 #ifndef SP_RAW_H
 #define SP_RAW_H
@@ -78,6 +80,13 @@ struct sp_raw_sample_view {
 	const uint64_t *regs;
 	const uint64_t *kernel_ips;
 	const uint8_t *stack;
+	/*
+	 * The thread's stack right after the copy (at SP + stack_len), from
+	 * the TAIL record of the sample (tail.h); NULL when there is none.
+	 * sp_raw_sample_parse() sets NULL; the reader of the TAIL sets it.
+	 */
+	const uint8_t *tail;
+	uint64_t tail_len;
 };
 
 /*
@@ -87,6 +96,15 @@ struct sp_raw_sample_view {
 const char *sp_raw_sample_parse(const struct sp_raw_header *h,
 				const struct sp_rec_hdr *rec,
 				struct sp_raw_sample_view *out);
+
+/* perf's x86_64 number of the stack pointer register (PERF_REG_X86_SP). */
+#define SP_RAW_REG_SP 7
+
+/*
+ * Where register reg (a perf register number) is in the regs of a sample
+ * recorded with regs_mask, or -1 when the mask lacks it.
+ */
+int sp_raw_reg_index(uint64_t regs_mask, unsigned reg);
 
 /* Check a raw stream header after its magic and version were accepted. */
 const char *sp_raw_header_check(const struct sp_raw_header *h);

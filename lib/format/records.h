@@ -41,6 +41,7 @@ enum sp_rec_type {
 	SP_REC_SUMMARY = 10,	/* per stream, always the last record */
 	SP_REC_KSYM = 11,
 	SP_REC_PERFMAP = 12,
+	SP_REC_TAIL = 13,	/* raw stream only: struct sp_tail_rec (tail.h) */
 	SP_REC_TYPE_MAX
 };
 
