@@ -48,7 +48,8 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err \
 	elf/dwarfinfo elf/demangle elf/jitdump elf/gopclntab \
 	record/record record/events record/convert record/merge record/attach \
 	record/synth record/capture \
-	unwind/unwind unwind/outermost unwind/gostep unwind/intern unwind/unwstream \
+	unwind/unwind unwind/outermost unwind/gostep unwind/splice unwind/intern \
+	unwind/unwstream \
 	symbolize/symbolize symbolize/src-kernel symbolize/src-elf symbolize/src-go \
 	symbolize/src-jitdump symbolize/src-perfmap symbolize/symstream \
 	fold/fold fold/top fold/names fold/pprof fold/speedscope \

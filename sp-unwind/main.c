@@ -47,7 +47,8 @@ static void flush_output(void *arg)
 	sp_out_flush(arg);	/* an error stays and is seen at the next write */
 }
 
-static void report(const struct sp_unw_summary *sum)
+static void report(const struct sp_unw_summary *sum,
+		   const struct sp_unwstream_stats *st)
 {
 	const uint64_t *e = sum->ends;
 
@@ -62,7 +63,7 @@ static void report(const struct sp_unw_summary *sum)
 		fprintf(stderr, ", %llu depth, %llu noregs",
 			(unsigned long long)e[SP_END_DEPTH],
 			(unsigned long long)e[SP_END_NOREGS]);
-	fputc('\n', stderr);
+	fprintf(stderr, ", %llu spliced\n", (unsigned long long)st->spliced);
 }
 
 int main(int argc, char **argv)
@@ -143,7 +144,7 @@ int main(int argc, char **argv)
 	if (w)
 		sp_write_failed(opt.output, w);
 	if (!opt.quiet)
-		report(sp_unwstream_summary(u));
+		report(sp_unwstream_summary(u), sp_unwstream_stats(u));
 	r = sp_unwstream_summary(u)->lost ? SP_EXIT_PARTIAL : SP_EXIT_OK;
 	sp_unwstream_free(u);
 	sp_in_close(in);

@@ -11,6 +11,7 @@
 #include "elf/jitdump.h"
 #include "gostep.h"
 #include "outermost.h"
+#include "splice.h"
 #include "unwind.h"
 
 /* Exported by libunwind-x86_64 but missing from its public headers. */
@@ -59,6 +60,7 @@ struct ctx {
 	uint64_t sp;
 	const uint8_t *stack;
 	uint32_t stack_len;
+	struct sp_splice *splice;	/* the stack beyond the copy */
 	int truncated;
 	const struct sp_map *mod;	/* last module hit */
 	struct as_slot *slot;
@@ -293,6 +295,9 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp,
 		memcpy(valp, c->stack + (addr - c->sp), 8);
 		return 0;
 	}
+	if (sp_splice_read(c->splice, c->sp, c->stack, c->stack_len, addr,
+			   valp) == 0)
+		return 0;
 	/* libunwind reads aligned words: the blob's edges come zero-padded */
 	if (c->blob && addr <= UINT64_MAX - 7 && addr + 8 > c->blob_start &&
 	    addr < c->blob_start + c->blob_len) {
@@ -624,8 +629,9 @@ static int go_frame(struct ctx *c, unw_addr_space_t as, unw_cursor_t *cur,
 	return 0;
 }
 
-int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
-		     struct sp_frames *out)
+static int unwind_sample(struct sp_unwinder *u,
+			 const struct sp_raw_sample_view *v,
+			 struct sp_frames *out, struct sp_splice *splice)
 {
 	const struct sp_raw_sample *s = v->s;
 	struct ctx c = { 0 };
@@ -653,6 +659,7 @@ int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
 	c.sp = c.regs[PR_SP];
 	c.stack = v->stack;
 	c.stack_len = s->stack_len;
+	c.splice = splice;
 	c.slot = address_space(u, c.proc);
 	if (!c.slot)
 		return -ENOMEM;
@@ -721,4 +728,17 @@ next:
 		out->flags[out->nr_user] = precise_next ? SP_FRAME_PRECISE : 0;
 		out->nr_user++;
 	}
+}
+
+int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
+		     struct sp_frames *out)
+{
+	struct sp_splice splice;
+	int r;
+
+	sp_splice_init(&splice, v);
+	r = unwind_sample(u, v, out, &splice);
+	if (!r)
+		sp_splice_finish(&splice, out);
+	return r;
 }

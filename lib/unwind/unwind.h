@@ -34,8 +34,10 @@ struct sp_frames {
 };
 
 /*
- * Unwind the user stack of a sample into out.  Returns 0; how far it got is
- * in out->end.  Returns -ENOMEM only when out of memory.
+ * Unwind the user stack of a sample into out.  Stack words beyond the copy
+ * come from v->tail when the sample has one; a stack that needed them and
+ * then completed gets SP_STACK_SPLICED in out->stack_flags.  Returns 0; how
+ * far it got is in out->end.  Returns -ENOMEM only when out of memory.
  */
 int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
 		     struct sp_frames *out);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/tail.h"
 #include "intern.h"
 #include "unwind.h"
 #include "unwstream.h"
@@ -16,6 +17,7 @@ struct sp_unwstream {
 	struct sp_procs *procs;
 	struct sp_unwinder *unw;
 	struct sp_intern *stacks;
+	struct sp_tails *tails;	/* per thread, from TAIL records */
 	struct sp_frames frames;
 	struct sp_unw_summary sum;
 	struct sp_unwstream_stats st;
@@ -40,7 +42,8 @@ struct sp_unwstream *sp_unwstream_new(const struct sp_raw_header *rh,
 	u->procs = u->cache ? sp_procs_new(u->cache) : NULL;
 	u->unw = u->procs ? sp_unwinder_new(u->procs, rh) : NULL;
 	u->stacks = sp_intern_new();
-	if (!u->unw || !u->stacks) {
+	u->tails = sp_tails_new();
+	if (!u->unw || !u->stacks || !u->tails) {
 		sp_unwstream_free(u);
 		return NULL;
 	}
@@ -54,6 +57,7 @@ void sp_unwstream_free(struct sp_unwstream *u)
 	if (!u)
 		return;
 	free(u->rec);
+	sp_tails_free(u->tails);
 	sp_intern_free(u->stacks);
 	sp_unwinder_free(u->unw);
 	sp_procs_free(u->procs);
@@ -129,6 +133,26 @@ static int emit_stack(struct sp_unwstream *u, uint32_t id,
 	return u->emit(u->arg, &s->hdr);
 }
 
+/*
+ * The thread's tail continues this sample when it was read for it: same
+ * process and time, and it starts where the copy ends.
+ */
+static void use_tail(struct sp_unwstream *u, struct sp_raw_sample_view *v)
+{
+	const struct sp_tail *t = sp_tails_get(u->tails, v->s->tid);
+	int sp = sp_raw_reg_index(u->rh.regs_mask, SP_RAW_REG_SP);
+	uint64_t at;
+
+	if (!t || t->pid != v->s->pid || t->time != v->s->time || sp < 0 ||
+	    sp >= v->s->nr_regs)
+		return;
+	at = v->regs[sp] + v->s->stack_len;
+	if (at != t->start || at < v->regs[sp])
+		return;
+	v->tail = t->bytes;
+	v->tail_len = t->len;
+}
+
 static int do_sample(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 {
 	struct sp_unw_sample out = { { SP_REC_SAMPLE, sizeof(out) } };
@@ -141,6 +165,7 @@ static int do_sample(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 	bad = sp_raw_sample_parse(&u->rh, rec, &v);
 	if (bad)
 		return refuse(u, bad);
+	use_tail(u, &v);
 	if (sp_unwind_sample(u->unw, &v, &u->frames))
 		return -ENOMEM;
 	k.pid = v.s->pid;
@@ -174,6 +199,7 @@ static int do_sample(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 int sp_unwstream_feed(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 {
 	const char *bad;
+	int r;
 
 	if (u->have_summary)
 		return refuse(u, "record after the summary");
@@ -188,6 +214,15 @@ int sp_unwstream_feed(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 		return 0;
 	case SP_REC_STACK:
 		return refuse(u, "STACK record in a raw stream");
+	case SP_REC_TAIL:
+		/* the recorder's: used by the samples, not passed on */
+		r = sp_tails_decode(u->tails, rec, &bad);
+		return r == -EINVAL ? refuse(u, bad) : r;
+	case SP_REC_EXIT:
+		if (rec->size >= sizeof(struct sp_task_rec))
+			sp_tails_forget(u->tails,
+					((const struct sp_task_rec *)rec)->tid);
+		break;
 	default:
 		break;
 	}

@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: MIT
 # sp-unwind.bats: options, exit statuses, and the end-of-run report
 #
-#	sp-unwind: N samples, N stacks: N complete, N truncated, N noinfo, N error
+#	sp-unwind: N samples, N stacks: N complete, N truncated, N noinfo, N error, N spliced
 #
-# which sp-unwind prints on stderr as its last line.
+# which sp-unwind prints on stderr as its last line (", N depth, N noregs"
+# before the spliced count when there are any).  Stack tails have their own
+# file, stacktail.bats.
 
 # shellcheck disable=SC2154	# status, output, stderr: set by bats' run
 load common
 
-REPORT_RE='^sp-unwind: ([0-9]+) samples, ([0-9]+) stacks: ([0-9]+) complete, ([0-9]+) truncated, ([0-9]+) noinfo, ([0-9]+) error'
+REPORT_RE='^sp-unwind: ([0-9]+) samples, ([0-9]+) stacks: ([0-9]+) complete, ([0-9]+) truncated, ([0-9]+) noinfo, ([0-9]+) error(, [0-9]+ depth, [0-9]+ noregs)?, ([0-9]+) spliced$'
 
 setup() {
 	require_tools
@@ -18,7 +20,7 @@ setup() {
 
 # unwind_report RAW: run sp-unwind on RAW, check its exit status (0, or 1
 # for a partial result), parse its last stderr line into SAMPLES STACKS
-# COMPLETE TRUNCATED NOINFO ERROR.
+# COMPLETE TRUNCATED NOINFO ERROR SPLICED.
 unwind_report() {
 	run_io "$SP_UNWIND" "$1" "$T/out.unw"
 	((status <= 1)) || fail "sp-unwind exited $status: $stderr"
@@ -27,8 +29,11 @@ unwind_report() {
 	SAMPLES=${BASH_REMATCH[1]} STACKS=${BASH_REMATCH[2]}
 	COMPLETE=${BASH_REMATCH[3]} TRUNCATED=${BASH_REMATCH[4]}
 	NOINFO=${BASH_REMATCH[5]} ERROR=${BASH_REMATCH[6]}
+	SPLICED=${BASH_REMATCH[8]}
 	((COMPLETE + TRUNCATED + NOINFO + ERROR <= SAMPLES)) ||
 		fail "ends add up to more than the samples: ${stderr_lines[-1]}"
+	((SPLICED <= COMPLETE)) ||
+		fail "more spliced stacks than complete ones: ${stderr_lines[-1]}"
 	((STACKS >= 1 && STACKS <= SAMPLES)) ||
 		fail "implausible stack count: ${stderr_lines[-1]}"
 }
@@ -85,6 +90,7 @@ EOF
 	unwind_report "$T/deep.raw"
 	((TRUNCATED * 100 >= SAMPLES * 90)) ||
 		fail "only $TRUNCATED of $SAMPLES samples truncated: ${stderr_lines[-1]}"
+	((SPLICED == 0)) || fail "spliced stacks without tails: ${stderr_lines[-1]}"
 
 	# the leaf end of a truncated stack is still right
 	sp_replay "$T/deep.raw" "$T/deep.folded"

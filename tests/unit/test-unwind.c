@@ -186,6 +186,45 @@ int main(void)
 	CHECK(f->end == SP_END_TRUNCATED);
 	CHECK(f->nr_user >= 1 && f->nr_user < 4);
 
+	/*
+	 * The same stack cut after 256 bytes (and after 253: a word across
+	 * the cut) and continued by a tail: complete again, marked spliced,
+	 * with the same frames.
+	 */
+	{
+		unsigned n = f->nr_user, cut[] = { 256, 253 }, k;
+		uint64_t ips[8];
+
+		s.stack_len = stack_len;
+		CHECK(sp_unwind_sample(u, &v, f) == 0);
+		CHECK(f->stack_flags == 0);
+		n = f->nr_user;
+		memcpy(ips, f->ips, sizeof(ips));
+		for (k = 0; k < 2; k++) {
+			s.stack_len = cut[k];
+			v.tail = stack + cut[k];
+			v.tail_len = stack_len - cut[k];
+			CHECK(sp_unwind_sample(u, &v, f) == 0);
+			CHECK(f->end == SP_END_COMPLETE);
+			CHECK(f->stack_flags == SP_STACK_SPLICED);
+			CHECK(f->nr_user == n &&
+			      !memcmp(f->ips, ips, 8 * (n < 8 ? n : 8)));
+		}
+		/* a tail that ends too soon: cut, not spliced */
+		v.tail_len = 64;
+		CHECK(sp_unwind_sample(u, &v, f) == 0);
+		CHECK(f->end == SP_END_TRUNCATED);
+		CHECK(f->stack_flags == 0);
+		/* a copy that needs no tail does not use it */
+		s.stack_len = stack_len;
+		v.tail = stack;
+		v.tail_len = 64;
+		CHECK(sp_unwind_sample(u, &v, f) == 0);
+		CHECK(f->end == SP_END_COMPLETE && f->stack_flags == 0);
+		v.tail = NULL;
+		v.tail_len = 0;
+	}
+
 	/* no registers: nothing to unwind */
 	s.nr_regs = 0;
 	CHECK(sp_unwind_sample(u, &v, f) == 0);
