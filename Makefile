@@ -47,7 +47,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err \
 	elf/elfcache elf/symtab elf/buildid elf/procs elf/debuginfo \
 	elf/dwarfinfo elf/demangle elf/jitdump elf/gopclntab \
 	record/record record/events record/convert record/merge record/attach \
-	record/synth record/capture \
+	record/synth record/capture record/stacktail \
 	unwind/unwind unwind/outermost unwind/gostep unwind/splice unwind/intern \
 	unwind/unwstream \
 	symbolize/symbolize symbolize/src-kernel symbolize/src-elf symbolize/src-go \

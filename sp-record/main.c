@@ -75,6 +75,9 @@ static void usage(void)
 	       "                           1..%u (default %u)\n"
 	       "      --stack-size BYTES   user stack copied per sample, a multiple of 8 in\n"
 	       "                           8..%u (default %u)\n"
+	       "      --stack-tail BYTES   of a stack deeper than its copy, read up to BYTES\n"
+	       "                           more from the live process when the sample is\n"
+	       "                           drained, 0..%u (default %u; 0: off)\n"
 	       "  -d, --duration SECONDS   stop recording after this long (default: at SIGINT\n"
 	       "                           or SIGTERM, or when every process has exited);\n"
 	       "                           COMMAND runs on\n"
@@ -95,6 +98,7 @@ static void usage(void)
 	       "not found, 126 when it cannot be executed, 2 when recording failed.\n",
 	       sp_prog, sp_prog, sp_prog, SP_RECORD_MAX_FREQ, SP_RECORD_DEFAULT_FREQ,
 	       SP_RECORD_MAX_STACK, SP_RECORD_DEFAULT_STACK,
+	       SP_RECORD_MAX_TAIL, SP_RECORD_DEFAULT_TAIL,
 	       sp_perf_event_names(), SP_RECORD_MAX_PAGES,
 	       SP_RECORD_DEFAULT_PAGES);
 }
@@ -125,11 +129,13 @@ static void parse_options(int argc, char **argv)
 {
 	enum { OPT_STACK = 256, OPT_NO_KERNEL, OPT_ATTACH, OPT_TIMEOUT,
 	       OPT_CMD_STDOUT };
+	enum { OPT_STACK_TAIL = 512 };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "attach", required_argument, NULL, OPT_ATTACH },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "stack-size", required_argument, NULL, OPT_STACK },
+		{ "stack-tail", required_argument, NULL, OPT_STACK_TAIL },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "command-stdout", required_argument, NULL, OPT_CMD_STDOUT },
@@ -177,6 +183,13 @@ static void parse_options(int argc, char **argv)
 				sp_usage_error("invalid stack size '%s': must be a multiple of 8 in 8..%u",
 					       optarg, SP_RECORD_MAX_STACK);
 			opt.rec.stack_size = (uint32_t)v;
+			break;
+		case OPT_STACK_TAIL:
+			why = sp_parse_u64(optarg, 0, SP_RECORD_MAX_TAIL, &v);
+			if (why)
+				sp_usage_error("invalid stack tail '%s': %s",
+					       optarg, why);
+			opt.rec.stack_tail = (uint32_t)v;
 			break;
 		case 'd':
 			why = sp_parse_seconds(optarg, &opt.duration_ns);
@@ -280,6 +293,12 @@ static void end_recording(int *lost)
 			rec_failed = 1;
 		}
 	}
+	if (!e && st.deep)
+		sp_warn("stack tails: %llu of %llu samples deeper than their copy, %llu bytes; %llu changed at the seam",
+			(unsigned long long)st.tails,
+			(unsigned long long)st.deep,
+			(unsigned long long)st.tail_bytes,
+			(unsigned long long)st.tails_changed);
 	if (!e) {
 		if (st.lost)
 			sp_warn("%llu samples, %llu lost events, %llu threads, %.2f s; raise -m or lower -F to lose none",

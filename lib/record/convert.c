@@ -109,6 +109,14 @@ static int conv_sample(struct sp_recorder *r, const struct perf_event_header *h)
 			break;
 		}
 	}
+	/* a full copy of a deeper stack: its tail goes first */
+	if (dyn && dyn == size && regs) {
+		int e = rec_tail_capture(r, f.pid, f.tid, f.time, regs, stack,
+					 (uint32_t)dyn);
+
+		if (e)
+			return e;
+	}
 	out = sizeof(*s) + nregs * 8 + nk * 8 + sp_align8(dyn);
 	s = rec_enqueue(r, f.time, out);
 	if (!s)

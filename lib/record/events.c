@@ -416,6 +416,7 @@ int rec_collect(struct sp_recorder *r)
 	unsigned i;
 	int e;
 
+	rec_tail_pass(r);
 	for (i = 0; i < r->ev.nbufs; i++) {
 		struct sp_ring *ring = r->ev.bufs[i].ring;
 

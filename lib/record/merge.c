@@ -76,6 +76,10 @@ int rec_write_until(struct sp_recorder *r, uint64_t horizon)
 			m->late++;
 		else
 			m->last_written = q->v[i].time;
+		/* a TAIL shrinks in place: the queue is ours */
+		if (h->type == SP_REC_TAIL || h->type == SP_REC_EXIT)
+			rec_tail_write(r, (struct sp_rec_hdr *)(q->buf +
+								 q->v[i].off));
 		if (h->type == SP_REC_SAMPLE) {
 			e = rec_capture_ksyms(r, (const struct sp_raw_sample *)h);
 			if (e)

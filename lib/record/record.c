@@ -28,6 +28,7 @@ void sp_record_opts_init(struct sp_record_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->frequency = SP_RECORD_DEFAULT_FREQ;
 	o->stack_size = SP_RECORD_DEFAULT_STACK;
+	o->stack_tail = SP_RECORD_DEFAULT_TAIL;
 	o->event = "cpu-clock";
 	o->pages = 0;
 	o->kernel = SP_RECORD_KERNEL_AUTO;
@@ -105,6 +106,7 @@ void sp_recorder_free(struct sp_recorder *r)
 	rec_targets_release(&r->tg);
 	rec_synth_release(&r->syn);
 	rec_capture_release(&r->cap);
+	rec_tail_release(&r->tail);
 	sp_u64map_release(&r->threads);
 	sp_u64map_release(&r->procs);
 	free(r);
@@ -244,6 +246,8 @@ int sp_recorder_attach(struct sp_recorder *r, const pid_t *pids, size_t n)
 	if (!n)
 		return sp_err_set(&r->err, -EINVAL, "no process to profile");
 	e = rec_events_setup(r);
+	if (!e)
+		e = rec_tail_setup(r);
 	if (e)
 		return e;
 	if (r->o.attach == SP_RECORD_ATTACH_ON_EXEC && n != 1)
@@ -343,6 +347,10 @@ void sp_recorder_stats(const struct sp_recorder *r, struct sp_record_stats *st)
 	st->events_open = rec_open_fds(r);
 	st->ksyms = r->cap.nksyms;
 	st->perfmap_bytes = r->cap.perfmap_bytes;
+	st->deep = r->tail.deep;
+	st->tails = r->tail.captured;
+	st->tails_changed = r->tail.changed;
+	st->tail_bytes = r->tail.bytes;
 }
 
 int sp_recorder_finish(struct sp_recorder *r, struct sp_record_stats *st)

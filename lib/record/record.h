@@ -42,6 +42,8 @@ struct sp_out;
 #define SP_RECORD_MAX_FREQ	100000
 #define SP_RECORD_DEFAULT_STACK	61440
 #define SP_RECORD_MAX_STACK	65528
+#define SP_RECORD_DEFAULT_TAIL	262144	/* bytes */
+#define SP_RECORD_MAX_TAIL	(8u << 20)
 #define SP_RECORD_DEFAULT_PAGES	2048	/* 8 MiB per CPU with 4 KiB pages */
 #define SP_RECORD_MAX_PAGES	65536
 
@@ -71,6 +73,9 @@ enum sp_record_attach {
 struct sp_record_opts {
 	uint64_t frequency;	/* samples per second per thread */
 	uint32_t stack_size;	/* user stack bytes per sample: 8..65528, 8 | n */
+	uint32_t stack_tail;	/* of a stack deeper than a full copy, read
+				   at most this many bytes more from the
+				   live process (stack tails); 0: off */
 	const char *event;	/* a name of sp_perf_event_lookup() */
 	unsigned pages;		/* data pages per CPU buffer, a power of 2;
 				   0: the default, halved while locked memory
@@ -86,8 +91,8 @@ struct sp_record_opts {
 };
 
 /*
- * Fill o with the defaults: 99 Hz, 61440 bytes, cpu-clock, 0, AUTO,
- * SP_RECORD_ATTACH_STOP, no hold, /tmp.
+ * Fill o with the defaults: 99 Hz, 61440 bytes, tails of 262144 bytes,
+ * cpu-clock, 0, AUTO, SP_RECORD_ATTACH_STOP, no hold, /tmp.
  */
 void sp_record_opts_init(struct sp_record_opts *o);
 
@@ -110,6 +115,11 @@ struct sp_record_stats {
 	uint64_t events_open;	/* event descriptors open now */
 	uint64_t ksyms;		/* KSYM records written */
 	uint64_t perfmap_bytes;	/* text of PERFMAP records written */
+	uint64_t deep;		/* samples whose full copy did not reach the
+				   top of their stack */
+	uint64_t tails;		/* of them, finished by a stack tail */
+	uint64_t tails_changed;	/* no tail: the stack at the seam had changed */
+	uint64_t tail_bytes;	/* bytes of TAIL records written */
 };
 
 struct sp_recorder;

@@ -3,7 +3,7 @@
  * recorder.h: the inside of struct sp_recorder, shared by the files of
  * lib/record/ and by nothing else (record.h is what callers see).
  *
- * A recording has six concerns, one file each, and the recorder is one
+ * A recording has seven concerns, one file each, and the recorder is one
  * part per concern, owned by its file; a part is touched from outside its
  * file only through the rec_ functions below:
  *
@@ -16,6 +16,8 @@
  *	synth.c		what /proc says existed before the recording began
  *	capture.c	what a later reader could not find any more: kernel
  *			symbols, perf map text, [vdso] images
+ *	stacktail.c	the rest of stacks deeper than their copy, read from
+ *			the live process (stack tails)
  *
  * record.c holds the rest: the public functions that run a recording in
  * that order, and what every part reports to (the threads seen, the
@@ -28,11 +30,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <linux/perf_event.h>
 
 #include "base/err.h"
 #include "base/hashtab.h"
 #include "format/raw.h"
+#include "format/tail.h"
 #include "os/kallsyms.h"
 #include "os/perf.h"
 #include "record.h"
@@ -280,6 +284,52 @@ int rec_capture_vdso(struct sp_recorder *r, uint32_t pid, uint64_t start,
 
 void rec_capture_release(struct rec_capture *c);
 
+/* stacktail.c ------------------------------------------------------------- */
+
+/* Stack tails: the rest of stacks deeper than their copy (format/tail.h). */
+struct rec_tail {
+	uint32_t max;		/* bytes read beyond a copy at most; 0: off */
+	int sp_index;		/* of SP in a sample's registers, or -1 */
+	struct sp_u64map procs;	/* pid -> its mappings, read from /proc */
+	uint64_t pass;		/* drain passes, to read maps once a pass */
+	struct sp_tails *tails;	/* per thread, as the stream has them */
+	uint8_t *buf;		/* what process_vm_readv(2) read */
+	size_t cap;
+	struct iovec *local, *remote;	/* its pieces */
+	uint64_t deep;		/* full copies of stacks that go on */
+	uint64_t captured;	/* of them, with a tail */
+	uint64_t changed;	/* not kept: the bytes at the seam changed */
+	uint64_t unread;	/* not kept: unreadable, or no return address
+				   in the overlap */
+	uint64_t bytes;		/* of the TAIL records written */
+};
+
+/* Check the option and get ready, after rec_events_setup().  0 or -errno. */
+int rec_tail_setup(struct sp_recorder *r);
+
+/* A drain pass begins: a process's maps may be read again once in it. */
+void rec_tail_pass(struct sp_recorder *r);
+
+/*
+ * A sample of pid/tid stamped time has a full copy of len bytes of stack
+ * (the kernel copied all it was asked for), regs its user registers:
+ * when its stack goes on above the copy, queue a TAIL record with the rest,
+ * read from the process now, if the bytes at the seam are still those of
+ * the copy.  Call it before queueing the sample.  0 or -ENOMEM.
+ */
+int rec_tail_capture(struct sp_recorder *r, uint32_t pid, uint32_t tid,
+		     uint64_t time, const uint8_t *regs, const uint8_t *stack,
+		     uint32_t len);
+
+/*
+ * A record is about to be written, in stream order: a TAIL shrinks to what
+ * differs from its thread's previous tail (in place); an EXIT forgets the
+ * thread's tail.
+ */
+void rec_tail_write(struct sp_recorder *r, struct sp_rec_hdr *h);
+
+void rec_tail_release(struct rec_tail *t);
+
 /* record.c ---------------------------------------------------------------- */
 
 /* Flags of a thread or process id in sp_recorder.threads and .procs. */
@@ -299,6 +349,7 @@ struct sp_recorder {
 	struct rec_targets tg;
 	struct rec_synth syn;
 	struct rec_capture cap;
+	struct rec_tail tail;
 
 	/*
 	 * Every part reports here what the summary counts: the threads and

@@ -199,6 +199,8 @@ wait_rec() {
 		"-p 1 --stack-size 100|invalid stack size '100': must be a multiple of 8 in 8..65528"
 		"-p 1 --stack-size 65536|invalid stack size '65536': must be a multiple of 8 in 8..65528"
 		"-p 1 --stack-size 0|invalid stack size '0': must be a multiple of 8 in 8..65528"
+		"-p 1 --stack-tail 8388616|invalid stack tail '8388616': must be 0..8388608"
+		"-p 1 --stack-tail -1|invalid stack tail '-1': must be 0..8388608"
 		"-p 1 -d 0|invalid duration '0': must be a positive number of seconds"
 		"-p 1 -d -1|invalid duration '-1': must be a positive number of seconds"
 		"-p 1 -m 3|invalid ring buffer size '3': must be a power of 2 in 1..65536 pages"

@@ -85,7 +85,8 @@ EOF
 	need_perf_events
 	build_workloads
 	WL_CLOCK=cpu start_target --go wl-deep 2 40
-	record_released "$T/deep.raw" -F 999 --stack-size 1024
+	# without stack tails, which would finish it from the live process
+	record_released "$T/deep.raw" -F 999 --stack-size 1024 --stack-tail 0
 	assert_success
 	unwind_report "$T/deep.raw"
 	((TRUNCATED * 100 >= SAMPLES * 90)) ||
@@ -102,7 +103,8 @@ EOF
 	need_perf_events
 	build_workloads
 	WL_CLOCK=cpu start_target --go wl-deep 2 40
-	record_released "$T/deep.raw" -F 999 --stack-size 2048
+	# without stack tails, which would finish it from the live process
+	record_released "$T/deep.raw" -F 999 --stack-size 2048 --stack-tail 0
 	assert_success
 	unwind_report "$T/deep.raw"
 	((TRUNCATED * 100 >= SAMPLES * 90)) ||
