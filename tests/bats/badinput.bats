@@ -145,6 +145,65 @@ check_cases() {
 	check_cases "$SP_UNWIND" <"$T/cases"
 }
 
+# A raw stream with stack tails (TAIL records, type 13: lib/format/tail.h;
+# start at byte 24, len at 32, kept at 36), damaged in each of its checks.
+@test "sp-unwind refuses damaged TAIL records" {
+	local tail tail2 len size
+	# a stack of 125 KB, a copy of 8 KiB: every sample has a tail
+	WL_CLOCK=cpu start_target --go wl-tail 0.3
+	record_released "$T/tail.raw" -F 499 --stack-size 8192
+	[[ -s $T/tail.raw ]] || fail "cannot record: $stderr"
+	tail=$(first_record "$T/tail.raw" 13) || fail "no TAIL record: $stderr"
+	len=$(le32 "$T/tail.raw" $((tail + 32)))
+	# the next TAIL record
+	size=$(stat -c %s "$T/tail.raw")
+	tail2=$((tail + $(le32 "$T/tail.raw" $((tail + 4)))))
+	while ((tail2 + 8 <= size)) && (($(le32 "$T/tail.raw" "$tail2") != 13)); do
+		tail2=$((tail2 + $(le32 "$T/tail.raw" $((tail2 + 4)))))
+	done
+	((tail2 + 40 <= size)) || fail "a single TAIL record"
+	{
+		cp "$T/tail.raw" "$T/tail-short"
+		put_le32 "$T/tail-short" $((tail + 4)) 32
+		echo "tail-short|TAIL record too short at byte $tail of 'stdin'"
+
+		cp "$T/tail.raw" "$T/tail-kept-over"
+		put_le32 "$T/tail-kept-over" $((tail + 36)) $((len + 8))
+		echo "tail-kept-over|TAIL keeps more bytes than it has at byte $tail of 'stdin'"
+
+		cp "$T/tail.raw" "$T/tail-long"
+		put_le32 "$T/tail-long" $((tail + 32)) $((0x1000008))
+		echo "tail-long|TAIL longer than 16 MiB at byte $tail of 'stdin'"
+
+		cp "$T/tail.raw" "$T/tail-wrap"
+		put_le32 "$T/tail-wrap" $((tail + 24)) $((0xffffff00))
+		put_le32 "$T/tail-wrap" $((tail + 28)) $((0xffffffff))
+		echo "tail-wrap|TAIL range wraps at byte $tail of 'stdin'"
+
+		cp "$T/tail.raw" "$T/tail-bytes"
+		put_le32 "$T/tail-bytes" $((tail + 32)) $((len + 4096))
+		echo "tail-bytes|TAIL bytes exceed its record size at byte $tail of 'stdin'"
+
+		# the first tail of a thread keeps bytes of none before it
+		cp "$T/tail.raw" "$T/tail-kept-none"
+		put_le32 "$T/tail-kept-none" $((tail + 36)) "$len"
+		echo "tail-kept-none|TAIL keeps bytes its thread's previous tail does not hold at byte $tail of 'stdin'"
+
+		# the next one moved 4 GiB up: its kept bytes are not the first's
+		cp "$T/tail.raw" "$T/tail-kept-moved"
+		put_le32 "$T/tail-kept-moved" $((tail2 + 28)) \
+			$(($(le32 "$T/tail.raw" $((tail2 + 28))) + 1))
+		echo "tail-kept-moved|TAIL keeps bytes its thread's previous tail does not hold at byte $tail2 of 'stdin'"
+	} >"$T/cases"
+	(($(le32 "$T/tail.raw" $((tail2 + 36))) > 0)) ||
+		fail "the second TAIL keeps nothing of the first"
+	check_cases "$SP_UNWIND" <"$T/cases"
+	# undamaged, it unwinds, and no TAIL goes on
+	run_io "$SP_UNWIND" "$T/tail.raw" "$T/tail.unw"
+	((status <= 1)) || fail "sp-unwind: exit $status: $stderr"
+	assert_equal "$(raw_count "$T/tail.unw" 13) TAIL records" "0 TAIL records"
+}
+
 @test "sp-symbolize refuses damaged, foreign and random input" {
 	{
 		make_common_cases binary
