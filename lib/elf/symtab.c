@@ -38,8 +38,17 @@ static struct sp_symtab *rank(struct sp_symtab *t, size_t n)
 	for (i = 0; i < n; i++)
 		if (!k || t->syms[k - 1].start != t->syms[i].start)
 			t->syms[k++] = t->syms[i];
+	for (i = 0; i < k; i++)
+		if (!t->syms[i].size && (!t->syms[i].span ||
+					 t->syms[i].span > SP_SYM_UNSIZED_SPAN))
+			t->syms[i].span = SP_SYM_UNSIZED_SPAN;
 	t->n = k;
 	return t;
+}
+
+static int wanted(const struct sp_sym *s)
+{
+	return s->name && *s->name && !sp_sym_is_padding(s->name);
 }
 
 static struct sp_symtab *alloc(size_t n)
@@ -64,9 +73,31 @@ struct sp_symtab *sp_symtab_from(const struct sp_sym *v, size_t n)
 	if (!t)
 		return NULL;
 	for (i = 0; i < n; i++)
-		if (v[i].name && *v[i].name && !sp_sym_is_padding(v[i].name))
+		if (wanted(&v[i]))
 			t->syms[got++] = v[i];
 	return rank(t, got);
+}
+
+/*
+ * How far an unsized symbol at vaddr of section shndx reaches: to the end
+ * of that section, at most SP_SYM_UNSIZED_SPAN; 0 when it is at the end.
+ * A section index that says nothing (absolute, escaped, not allocated, not
+ * holding vaddr) leaves it SP_SYM_UNSIZED_SPAN.
+ */
+static uint32_t unsized_span(Elf *e, size_t shndx, uint64_t vaddr)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	uint64_t left;
+
+	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE ||
+	    !(scn = elf_getscn(e, shndx)) || !gelf_getshdr(scn, &sh) ||
+	    !(sh.sh_flags & SHF_ALLOC) || vaddr < sh.sh_addr ||
+	    vaddr - sh.sh_addr > sh.sh_size)
+		return SP_SYM_UNSIZED_SPAN;
+	left = sh.sh_size - (vaddr - sh.sh_addr);
+	return left < SP_SYM_UNSIZED_SPAN ? (uint32_t)left :
+	       SP_SYM_UNSIZED_SPAN;
 }
 
 struct sp_symtab *sp_symtab_read(Elf *e, GElf_Word type)
@@ -92,6 +123,7 @@ struct sp_symtab *sp_symtab_read(Elf *e, GElf_Word type)
 		for (i = 0; i < n; i++) {
 			GElf_Sym s;
 			const char *name;
+			uint32_t span = 0;
 			int st, bind;
 
 			if (!gelf_getsym(d, (int)i, &s))
@@ -103,9 +135,14 @@ struct sp_symtab *sp_symtab_read(Elf *e, GElf_Word type)
 			name = elf_strptr(e, sh.sh_link, s.st_name);
 			if (!name || !*name || sp_sym_is_padding(name))
 				continue;
+			if (!s.st_size) {
+				span = unsized_span(e, s.st_shndx, s.st_value);
+				if (!span)
+					continue;	/* holds nothing */
+			}
 			bind = GELF_ST_BIND(s.st_info);
 			t->syms[got++] = (struct sp_sym){ .start = s.st_value,
-				.size = s.st_size, .name = name,
+				.size = s.st_size, .name = name, .span = span,
 				.rank = bind == STB_GLOBAL ? 0 :
 					bind == STB_WEAK ? 1 : 2 };
 		}
@@ -138,7 +175,7 @@ const struct sp_sym *sp_symtab_find(const struct sp_symtab *t, uint64_t vaddr)
 	if (!lo)
 		return NULL;
 	s = &t->syms[lo - 1];
-	if (vaddr - s->start >= (s->size ? s->size : SP_SYM_UNSIZED_SPAN))
+	if (vaddr - s->start >= (s->size ? s->size : s->span))
 		return NULL;
 	return s;
 }

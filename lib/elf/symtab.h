@@ -8,8 +8,13 @@
  * constructor's C1 and C2).  One wins, by: binding (global, then weak, then
  * local: the name a program calls, not the library's internal alias), then
  * the larger size (a sized symbol over an unsized one), then the bytewise
- * smallest name, so the choice is the same on every run.  Padding symbols (symrule.h) are
- * left out.  An unsized symbol holds up to 4 KiB or up to the next symbol.
+ * smallest name, so the choice is the same on every run.  Padding symbols
+ * (symrule.h) are left out.
+ *
+ * A sized symbol holds its size and no more.  An unsized symbol (hand-written
+ * assembly, crti.o's _init) holds up to the next symbol, at most 4 KiB, and
+ * never beyond the end of its own section: _init in .init does not reach
+ * into the .plt that follows it.
  */
 #ifndef SP_SYMTAB_H
 #define SP_SYMTAB_H
@@ -24,6 +29,8 @@ struct sp_sym {
 	uint64_t start, size;	/* file virtual address; size 0: unknown */
 	const char *name;	/* not owned: the ELF's string table */
 	uint8_t rank;		/* of aliases: 0 global, 1 weak, 2 local */
+	uint32_t span;		/* unsized: bytes it holds at most (to its
+				   section's end); 0: SP_SYM_UNSIZED_SPAN */
 };
 
 struct sp_symtab;
