@@ -44,7 +44,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err \
 	format/folded \
 	format/spool-codec format/spool-write format/spool-read \
 	os/perf os/procfs os/launch os/kallsyms os/perfmap \
-	elf/elfcache elf/symtab elf/buildid elf/procs elf/debuginfo \
+	elf/elfcache elf/symtab elf/plt elf/buildid elf/procs elf/debuginfo \
 	elf/dwarfinfo elf/demangle elf/jitdump elf/gopclntab \
 	record/record record/events record/convert record/merge record/attach \
 	record/synth record/capture record/stacktail \

@@ -12,6 +12,7 @@
 #include "base/hashtab.h"
 #include "elfcache.h"
 #include "gopclntab.h"
+#include "plt.h"
 
 struct sp_elf {
 	const char *path;	/* its key: owned by the cache's table */
@@ -32,6 +33,7 @@ struct sp_elf {
 	enum sp_frame_origin origin;
 	int go_loaded;
 	struct sp_gopclntab *go;	/* Go's function table, or NULL */
+	struct sp_plt plt;	/* its stubs, which syms holds too */
 };
 
 struct sp_elf_cache {
@@ -60,6 +62,7 @@ static void elf_free(struct sp_elf *e)
 	free(e->load);
 	sp_symtab_free(e->syms);
 	sp_gopclntab_free(e->go);
+	sp_plt_release(&e->plt);
 	free(e);
 }
 
@@ -280,6 +283,28 @@ Dwarf_CFI *sp_elf_cfi(struct sp_elf *e)
 	return e->cfi;
 }
 
+/*
+ * The stubs of the PLT join the symbols, once: without them memory is
+ * saved but the stubs go unnamed, never misnamed (symtab.h).
+ */
+static void add_plt(struct sp_elf *e)
+{
+	if (sp_plt_read(&e->plt, e, e->syms, e->origin) || !e->plt.n) {
+		sp_plt_release(&e->plt);
+		return;
+	}
+	if (e->syms) {
+		if (sp_symtab_add(e->syms, e->plt.syms, e->plt.n))
+			sp_plt_release(&e->plt);
+		return;
+	}
+	/* no symbol table: the stubs alone, each with its own origin */
+	e->syms = sp_symtab_from(e->plt.syms, e->plt.n);
+	e->origin = SP_FO_NONE;
+	if (!e->syms)
+		sp_plt_release(&e->plt);
+}
+
 const struct sp_symtab *sp_elf_symtab(struct sp_elf *e,
 				      enum sp_frame_origin *origin)
 {
@@ -291,6 +316,7 @@ const struct sp_symtab *sp_elf_symtab(struct sp_elf *e,
 			e->origin = SP_FO_DYNSYM;
 			e->syms = sp_symtab_read(e->elf, SHT_DYNSYM);
 		}
+		add_plt(e);
 	}
 	*origin = e->syms ? e->origin : SP_FO_NONE;
 	return e->syms;

@@ -71,8 +71,10 @@ int sp_elf_eh_frame_hdr(const struct sp_elf *e, uint64_t *vaddr,
 
 /*
  * The file's own function symbols: .symtab, else .dynsym (*origin says
- * which: SP_FO_SYMTAB, SP_FO_DYNSYM), read on first use.  NULL when it has
- * neither.
+ * which: SP_FO_SYMTAB, SP_FO_DYNSYM), with its PLT stubs (plt.h), read on
+ * first use.  A stub is SP_SYM_SYNTH and carries its own origin; a table of
+ * stubs alone (a file with neither table) is SP_FO_NONE.  NULL when it has
+ * no symbols and no stubs.
  */
 const struct sp_symtab *sp_elf_symtab(struct sp_elf *e,
 				      enum sp_frame_origin *origin);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* symtab.c: ELF function symbols, ranked once, searched by address. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +77,27 @@ struct sp_symtab *sp_symtab_from(const struct sp_sym *v, size_t n)
 		if (wanted(&v[i]))
 			t->syms[got++] = v[i];
 	return rank(t, got);
+}
+
+int sp_symtab_add(struct sp_symtab *t, const struct sp_sym *v, size_t n)
+{
+	struct sp_sym *syms;
+	size_t i, got = t->n;
+
+	if (!n)
+		return 0;
+	if (n > SIZE_MAX / sizeof(*syms) - t->n)
+		return -ENOMEM;
+	syms = realloc(t->syms, (t->n + n) * sizeof(*syms));
+	if (!syms)
+		return -ENOMEM;
+	t->syms = syms;
+	for (i = 0; i < n; i++)
+		if (wanted(&v[i]))
+			syms[got++] = v[i];
+	if (got)
+		rank(t, got);
+	return 0;
 }
 
 /*
@@ -178,6 +200,16 @@ const struct sp_sym *sp_symtab_find(const struct sp_symtab *t, uint64_t vaddr)
 	if (vaddr - s->start >= (s->size ? s->size : s->span))
 		return NULL;
 	return s;
+}
+
+const struct sp_sym *sp_symtab_at(const struct sp_symtab *t, uint64_t vaddr)
+{
+	size_t lo;
+
+	if (!t)
+		return NULL;
+	lo = SP_COUNT_LE(t->syms, t->n, start, vaddr);
+	return lo && t->syms[lo - 1].start == vaddr ? &t->syms[lo - 1] : NULL;
 }
 
 static const void *find(void *t, uint64_t vaddr)

@@ -8,8 +8,10 @@
  * constructor's C1 and C2).  One wins, by: binding (global, then weak, then
  * local: the name a program calls, not the library's internal alias), then
  * the larger size (a sized symbol over an unsized one), then the bytewise
- * smallest name, so the choice is the same on every run.  Padding symbols
- * (symrule.h) are left out.
+ * smallest name, so the choice is the same on every run.  Synthetic symbols
+ * (the PLT stubs of plt.h) rank after all of these: a name the file gives
+ * an address wins over one made for it.  Padding symbols (symrule.h) are
+ * left out.
  *
  * A sized symbol holds its size and no more.  An unsized symbol (hand-written
  * assembly, crti.o's _init) holds up to the next symbol, at most 4 KiB, and
@@ -25,10 +27,18 @@
 
 #define SP_SYM_UNSIZED_SPAN 4096	/* what an unsized symbol holds at most */
 
+/* sp_sym flags */
+#define SP_SYM_SYNTH	0x1	/* made, not read; origin: of its name */
+#define SP_SYM_PLT	0x2	/* a PLT stub named "TARGET@plt" (plt.h) */
+
 struct sp_sym {
 	uint64_t start, size;	/* file virtual address; size 0: unknown */
-	const char *name;	/* not owned: the ELF's string table */
-	uint8_t rank;		/* of aliases: 0 global, 1 weak, 2 local */
+	const char *name;	/* not owned: the ELF's string table, or the
+				   names of the file's PLT (plt.h) */
+	uint8_t rank;		/* of aliases: 0 global, 1 weak, 2 local,
+				   3 synthetic */
+	uint8_t origin;		/* SP_SYM_SYNTH: an enum sp_frame_origin */
+	uint8_t flags;		/* SP_SYM_* */
 	uint32_t span;		/* unsized: bytes it holds at most (to its
 				   section's end); 0: SP_SYM_UNSIZED_SPAN */
 };
@@ -47,6 +57,15 @@ struct sp_symtab *sp_symtab_read(Elf *e, GElf_Word type);
  * come from elsewhere, and for tests).  NULL when out of memory.
  */
 struct sp_symtab *sp_symtab_from(const struct sp_sym *v, size_t n);
+
+/*
+ * Adds n symbols copied from v to t and ranks them with the others (the
+ * names must outlive t).  Returns 0, or -ENOMEM with t unchanged.
+ */
+int sp_symtab_add(struct sp_symtab *t, const struct sp_sym *v, size_t n);
+
+/* The symbol starting exactly at vaddr, NULL if none (t may be NULL). */
+const struct sp_sym *sp_symtab_at(const struct sp_symtab *t, uint64_t vaddr);
 
 void sp_symtab_free(struct sp_symtab *t);
 

@@ -237,6 +237,11 @@ static const void *module_find(void *arg, uint64_t vaddr)
 
 	if (!mod->mismatch) {
 		sym = sp_symtab_find(sp_elf_symtab(mod->elf, &o), vaddr);
+		/* a PLT stub: only the file's own code and relocations know it */
+		if (sym && (sym->flags & SP_SYM_SYNTH)) {
+			ms->origin = sym->origin;
+			return sym;
+		}
 		if (sym && o == SP_FO_SYMTAB) {
 			ms->origin = SP_FO_SYMTAB;
 			return sym;
@@ -285,6 +290,30 @@ static const char *symbol_name(struct sp_symbolizer *s,
 }
 
 /*
+ * What a frame in sym is called: its name as symbol_name() shows it; a PLT
+ * stub's is its target's shown so, then "@plt", as perf writes it.
+ * *symbol as symbol_name() sets it.
+ */
+static const char *sym_name(struct sp_symbolizer *s,
+			    const struct src_module *mod,
+			    const struct sp_sym *sym, const char **symbol)
+{
+	size_t len = strlen(sym->name);
+	const char *base, *target, *shown;
+
+	if (!(sym->flags & SP_SYM_PLT) || len <= 4)
+		return symbol_name(s, mod, sym->name, symbol);
+	base = sp_sym_internf(s, "%.*s", (int)(len - 4), sym->name);
+	target = base ? symbol_name(s, mod, base, symbol) : NULL;
+	shown = target ? sp_sym_internf(s, "%s@plt", target) : NULL;
+	/* the file's name of a demangled target: "_Znwm@plt" */
+	if (shown && symbol && *symbol &&
+	    !(*symbol = sp_sym_intern(s, sym->name)))
+		return NULL;
+	return shown;
+}
+
+/*
  * The inline chain of q->vaddr, innermost first, outermost the function:
  * from DWARF with files and lines, the function's name from the symbol
  * tables when they have it.  Always one frame at least: an address no
@@ -326,8 +355,7 @@ static int lookup(struct sp_symbolizer *s, void *table,
 
 		memset(&cf, 0, sizeof(cf));
 		if (last && sym) {
-			cf.function = symbol_name(s, mod, sym->name,
-						  &cf.symbol);
+			cf.function = sym_name(s, mod, sym, &cf.symbol);
 			cf.origin = (uint8_t)origin;
 		} else if (src[i].function) {
 			cf.function = sp_sym_display_name(s, src[i].function,
@@ -359,7 +387,7 @@ static int lookup(struct sp_symbolizer *s, void *table,
 		cf.line = src[nsrc - 1].line;
 	}
 	if (sym) {
-		cf.function = symbol_name(s, mod, sym->name, &cf.symbol);
+		cf.function = sym_name(s, mod, sym, &cf.symbol);
 		cf.origin = (uint8_t)origin;
 		/* no DWARF line: a Go program's own table has it */
 		if (!cf.file && mod->go && !mod->mismatch &&
