@@ -194,7 +194,8 @@ static int scan_relocs(struct reader *r, int jmprel)
 		if (read_relocs(r, scn, &sh, jmprel))
 			return -ENOMEM;
 	}
-	qsort(r->byslot, r->nslot, sizeof(*r->byslot), slot_cmp);
+	if (r->nslot)
+		qsort(r->byslot, r->nslot, sizeof(*r->byslot), slot_cmp);
 	return 0;
 }
 

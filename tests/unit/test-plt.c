@@ -477,6 +477,18 @@ static void test_damaged(struct sp_elf_cache *c)
 	CHECK_STR(name_at(t, o, plt + 16, NULL), "(none)");
 	CHECK_STR(name_at(t, o, pg, NULL), "g@plt");
 
+	/* no .rela.plt: .plt's stubs unnamed, .plt.got's still named */
+	len = build_lazy(&im, EM_X86_64, &plt, &pg, &init_sec);
+	sh = (Elf64_Shdr *)(im.b + len - im.nsh * sizeof(Elf64_Shdr));
+	for (i = 0; i < im.nsh; i++)
+		if (sh[i].sh_type == SHT_RELA && sh[i].sh_flags & SHF_INFO_LINK)
+			sh[i].sh_type = SHT_PROGBITS;
+	e = sp_elf_cache_image(c, im.b, len);
+	t = e ? sp_elf_symtab(e, &o) : NULL;
+	CHECK(t != NULL);
+	CHECK_STR(name_at(t, o, plt + 16, NULL), "[plt]");
+	CHECK_STR(name_at(t, o, pg, NULL), "g@plt");
+
 	/* stubs of another machine are not decoded as x86-64 */
 	len = build_lazy(&im, EM_AARCH64, &plt, &pg, &init_sec);
 	e = sp_elf_cache_image(c, im.b, len);
