@@ -93,23 +93,45 @@ plt_record() {
 	assert_pipeline_ok "$PIPE_OUT"
 }
 
+# module_bias SYM MODULE: the load bias of MODULE in the symbolized stream
+# SYM, from its (first) map line.
+module_bias() {
+	local mstart pgoff
+	read -r mstart pgoff < <(awk -F '\t' -v p="$2" \
+		'$1 == "map" && $8 == p { print $4, $6; exit }' "$1")
+	[[ -n $mstart ]] || return 1
+	load_bias "$2" "$((mstart))" "$((pgoff))"
+}
+
+# init_ranges SYM: "MODULE<TAB>LO<TAB>HI" (runtime addresses, decimal) of
+# .init of each module that a native frame named _init is in.
+init_ranges() {
+	local mod bias a s
+	while IFS= read -r mod; do
+		bias=$(module_bias "$1" "$mod") || continue
+		read -r _ a s _ < <(sections "$mod" | awk '$1 == ".init"')
+		[[ -n $a ]] && printf '%s\t%d\t%d\n' "$mod" \
+			$((0x$a + bias)) $((0x$a + 0x$s + bias))
+	done < <(awk -F '\t' '$1 == "frame" && $5 == "native" &&
+		$9 == "_init" { print $10 }' "$1" | sort -u)
+}
+
 # check_recorded NAME SECTION: the samples of plt-NAME in its stub of
 # wlplt_step, which is in SECTION, are named wlplt_step@plt, from .dynsym,
-# at addresses in the stub and only there, in the stack main;run; none is
-# named _init, and no frame of the program goes unnamed.
+# at addresses in the stub and only there, in the stack main;run; no frame
+# outside .init is named _init (start-up runs the real one), and no frame
+# of the program goes unnamed.
 check_recorded() {
-	local v=$1 prog=$D/plt-$1 start end sec mstart pgoff bias all stub chain
+	local v=$1 prog=$D/plt-$1 start end sec bias all stub chain
 	need_perf_events
 	need_variant "$v"
 	read -r start end sec < <(stub_of "$prog" wlplt_step@plt) ||
 		fail "objdump labels no wlplt_step@plt in $prog"
 	[[ $sec == "$2" ]] || fail "plt-$v has its stub in $sec, not $2"
 	plt_record "$v"
-	read -r mstart pgoff < <(awk -F '\t' -v p="$prog" \
-		'$1 == "map" && $8 == p { print $4, $6; exit }' "$T/$v.sym")
-	[[ -n $mstart ]] || fail "no map line of $prog in $T/$v.sym"
-	bias=$(load_bias "$prog" "$((mstart))" "$((pgoff))") ||
-		fail "no PT_LOAD of $prog holds offset $pgoff"
+	bias=$(module_bias "$T/$v.sym" "$prog") ||
+		fail "no map line of $prog in $T/$v.sym, or no PT_LOAD for it"
+	init_ranges "$T/$v.sym" >"$T/inits"
 	# frame lines: FUNCTION $9, MODULE $10, ADDR $8, ORIGIN $6, KIND $5
 	run awk -F '\t' -v p="$prog" -v lo=$((start + bias)) -v hi=$((end + bias)) '
 		function num(h,   i, c, n) {
@@ -120,15 +142,19 @@ check_recorded() {
 			}
 			return n
 		}
+		FILENAME == ARGV[1] { ilo[$1] = $2; ihi[$1] = $3; next }
 		$1 != "frame" { next }
-		$9 == "_init" { print "named _init: " $0 }
+		{ a = num($8) }
+		$5 == "native" && $9 == "_init" &&
+		    !($10 in ilo && a >= ilo[$10] && a < ihi[$10]) {
+			print "named _init outside .init: " $0 }
 		$10 != p { next }
-		{ a = num($8); in_stub = a >= lo && a < hi }
+		{ in_stub = a >= lo && a < hi }
 		in_stub && $9 != "wlplt_step@plt" { print "stub frame misnamed: " $0 }
 		!in_stub && $9 == "wlplt_step@plt" { print "outside the stub: " $0 }
 		$9 == "wlplt_step@plt" && ($6 != "dynsym" || $5 != "native") {
 			print "wrong origin or kind: " $0 }
-		$9 ~ /^\[plt-/ { print "unnamed: " $0 }' "$T/$v.sym"
+		$9 ~ /^\[plt-/ { print "unnamed: " $0 }' "$T/inits" "$T/$v.sym"
 	assert_success
 	assert_output ''
 	all=$(fold_count "$T/$v.folded")
