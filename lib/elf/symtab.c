@@ -13,14 +13,33 @@ struct sp_symtab {
 	size_t n;
 };
 
+/* Leading underscores: a library's internal aliases have more of them. */
+static size_t underscores(const char *name)
+{
+	return strspn(name, "_");
+}
+
+/*
+ * Of the symbols at one address the first wins: global over weak over
+ * local, sized over unsized, then (as perf chooses) the fewest leading
+ * underscores, so that glibc's clone3 stands for its aliases __clone3 and
+ * __GI___clone3; then the largest, then by name, so the choice is stable.
+ */
 static int sym_cmp(const void *a, const void *b)
 {
 	const struct sp_sym *x = a, *y = b;
+	size_t ux, uy;
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
+	if (!x->size != !y->size)
+		return x->size ? -1 : 1;
+	ux = underscores(x->name);
+	uy = underscores(y->name);
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
 	if (x->size != y->size)
 		return x->size > y->size ? -1 : 1;
 	return strcmp(x->name, y->name);

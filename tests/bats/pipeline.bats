@@ -83,6 +83,12 @@ setup() {
 			}
 		done < <(grep -E "(^|;)$chain(;| )" "$T/threads.folded")
 	done
+	# thread start-up glue is hidden under the name libc's users know
+	# (clone3), not one of its internal aliases (__GI___clone3)
+	if grep -qE '(^|;)__GI_' "$T/threads.folded"; then
+		fail "an internal glibc alias: $(grep -m1 -E '(^|;)__GI_' "$T/threads.folded")"
+	fi
+	assert_share "$T/threads.folded" '^[^;]*;thread_main_[1-4];' 95
 }
 
 @test "wl-late --tid: a thread born after attaching is sampled with its chain" {
