@@ -580,8 +580,9 @@ put_le32() {
 		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
 
-# raw_count FILE TYPE: how many records of TYPE the stream FILE (raw or
-# unwound: the stream header's size is the u32 at byte 12) holds.
+# raw_count FILE TYPE [bytes]: how many records of TYPE the stream FILE
+# (raw or unwound: the stream header's size is the u32 at byte 12) holds,
+# or with "bytes" how many bytes they take.
 raw_count() {
 	# shellcheck disable=SC2016	# perl's variables
 	perl -e '
@@ -592,10 +593,10 @@ raw_count() {
 		while (read($f, my $r, 8) == 8) {
 			my ($t, $size) = unpack("LL", $r);
 			last if $size < 8;
-			$n++ if $t == $ARGV[1];
+			$n += $ARGV[2] eq "bytes" ? $size : 1 if $t == $ARGV[1];
 			seek($f, $size - 8, 1);
 		}
-		print "$n\n";' "$1" "$2"
+		print "$n\n";' "$1" "$2" "${3:-count}"
 }
 
 # first_record FILE TYPE: byte offset of the first record of TYPE after the

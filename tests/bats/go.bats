@@ -165,44 +165,33 @@ unwind_counts() {
 	assert_share "$f" ';main\.run;main\.churn(;|$)' 2
 }
 
+# only_in ME OTHER: print the stacks of 3% or more of the folded file ME
+# that the folded file OTHER lacks; fail when there is one.
+only_in() {
+	awk -v other="$2" -v me="$1" '
+		BEGIN {
+			while ((getline l < other) > 0) {
+				n = split(l, w, " ")
+				seen[substr(l, 1, length(l) - length(w[n]) - 1)] = 1
+			}
+		}
+		{ s = substr($0, 1, length($0) - length($NF) - 1); c[s] = $NF; all += $NF }
+		END {
+			for (s in c)
+				if (c[s] * 100 >= all * 3 && !(s in seen)) {
+					print "# only in " me ": " s " " c[s]
+					bad++
+				}
+			exit bad > 0
+		}' "$1"
+}
+
 @test "go: stripped and unstripped builds fold into the same stacks" {
 	local a=$D/plain.folded b=$D/stripped.folded
 	# every stack of 3% or more in one is in the other
-	awk -v other="$b" -v me="$a" -f /dev/stdin "$a" <<'EOF' ||
-		BEGIN {
-			while ((getline l < other) > 0) {
-				n = split(l, w, " ")
-				seen[substr(l, 1, length(l) - length(w[n]) - 1)] = 1
-			}
-		}
-		{ s = substr($0, 1, length($0) - length($NF) - 1); c[s] = $NF; all += $NF }
-		END {
-			for (s in c)
-				if (c[s] * 100 >= all * 3 && !(s in seen)) {
-					print "# only in " me ": " s " " c[s]
-					bad++
-				}
-			exit bad > 0
-		}
-EOF
+	only_in "$a" "$b" ||
 		fail "a stack of the plain build is missing from the stripped one"
-	awk -v other="$a" -v me="$b" -f /dev/stdin "$b" <<'EOF' ||
-		BEGIN {
-			while ((getline l < other) > 0) {
-				n = split(l, w, " ")
-				seen[substr(l, 1, length(l) - length(w[n]) - 1)] = 1
-			}
-		}
-		{ s = substr($0, 1, length($0) - length($NF) - 1); c[s] = $NF; all += $NF }
-		END {
-			for (s in c)
-				if (c[s] * 100 >= all * 3 && !(s in seen)) {
-					print "# only in " me ": " s " " c[s]
-					bad++
-				}
-			exit bad > 0
-		}
-EOF
+	only_in "$b" "$a" ||
 		fail "a stack of the stripped build is missing from the plain one"
 	# and the designed shares agree within 10 points
 	for re in ';main\.work;main\.hotA$' ';main\.work;main\.hotB$' ';main\.churn(;|$)'; do

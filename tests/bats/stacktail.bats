@@ -47,23 +47,6 @@ tail_counts() {
 	echo "# $line"
 }
 
-# record_bytes FILE TYPE: bytes of the records of TYPE in the stream FILE.
-record_bytes() {
-	# shellcheck disable=SC2016	# perl's variables
-	perl -e '
-		open(my $f, "<:raw", $ARGV[0]) or die "$ARGV[0]: $!\n";
-		read($f, my $h, 16) == 16 or die "$ARGV[0]: no stream header\n";
-		seek($f, unpack("x12 L", $h), 0);
-		my $n = 0;
-		while (read($f, my $r, 8) == 8) {
-			my ($t, $size) = unpack("LL", $r);
-			last if $size < 8;
-			$n += $size if $t == $ARGV[1];
-			seek($f, $size - 8, 1);
-		}
-		print "$n\n";' "$1" "$2"
-}
-
 # drop_records IN TYPE OUT: the stream IN without its records of TYPE.
 drop_records() {
 	# shellcheck disable=SC2016	# perl's variables
@@ -152,7 +135,7 @@ wl_tail_chains() {
 	# finished sample, at a small fraction of the 64 KB a tail is
 	((TAILS == SPLICED)) || fail "$TAILS tails for $SPLICED spliced stacks"
 	assert_equal "$(raw_count "$T/deep.raw" 13) TAIL records" "$TAILS TAIL records"
-	assert_equal "$(record_bytes "$T/deep.raw" 13) bytes" "$TAIL_BYTES bytes"
+	assert_equal "$(raw_count "$T/deep.raw" 13 bytes) bytes" "$TAIL_BYTES bytes"
 	echo "# $((TAIL_BYTES / TAILS)) bytes of TAIL records per tail"
 	((TAIL_BYTES <= TAILS * 1024)) ||
 		fail "$TAIL_BYTES bytes for $TAILS tails of an unchanging stack"
