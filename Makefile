@@ -45,13 +45,15 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err \
 	format/spool-codec format/spool-write format/spool-read \
 	os/perf os/procfs os/launch os/kallsyms os/perfmap \
 	elf/elfcache elf/symtab elf/plt elf/buildid elf/procs elf/debuginfo \
-	elf/dwarfinfo elf/demangle elf/jitdump elf/gopclntab \
+	elf/dwarfinfo elf/demangle elf/jitdump elf/gopclntab elf/bidstore \
+	elf/locate \
 	record/record record/events record/convert record/merge record/attach \
 	record/synth record/capture record/stacktail \
 	unwind/unwind unwind/outermost unwind/gostep unwind/splice unwind/intern \
-	unwind/unwstream \
+	unwind/unwstream unwind/missing \
 	symbolize/symbolize symbolize/src-kernel symbolize/src-elf symbolize/src-go \
 	symbolize/src-jitdump symbolize/src-perfmap symbolize/symstream \
+	symbolize/missing \
 	fold/fold fold/top fold/names fold/pprof fold/speedscope \
 	flame/flame flame/colour flame/svg flame/flame-js \
 	api/recorder api/symbolizer

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "elf/buildid.h"
 #include "symbolize/symstream.h"
 
 static struct options {
@@ -16,6 +17,7 @@ static struct options {
 	const char *input;
 	const char *kallsyms;
 	const char *perf_map_dir;
+	const char *cache_dir;	/* NULL: the default */
 	unsigned flags;		/* SP_SYM_* */
 	int stats;
 } opt = {
@@ -26,7 +28,8 @@ static struct options {
 static void usage(void)
 {
 	printf("usage: sp-symbolize [-o FILE] [--kallsyms FILE] [--perf-map-dir DIR]\n"
-	       "                    [--debug-dir DIR]... [--no-lines] [--no-inline]\n"
+	       "                    [--debug-dir DIR]... [--cache-dir DIR]\n"
+	       "                    [--no-system-debug] [--no-lines] [--no-inline]\n"
 	       "                    [--no-demangle] [--stats] [FILE]\n"
 	       "\n"
 	       "Read the unwound stream of sp-unwind (FILE or standard input) and write\n"
@@ -39,6 +42,9 @@ static void usage(void)
 	       "      --debug-dir DIR    search DIR for debug files before /usr/lib/debug\n"
 	       "                         (DIR/.build-id/xx/rest.debug, DIR/LINK-NAME)\n"
 	       "      --no-system-debug  do not search /usr/lib/debug\n"
+	       "      --cache-dir DIR    the build-id cache sp-record kept copies in\n"
+	       "                         (default $XDG_CACHE_HOME/stackpulse, else\n"
+	       "                         ~/.cache/stackpulse)\n"
 	       "      --no-lines         leave source files and lines out\n"
 	       "      --no-inline        one frame per address, no inlined functions\n"
 	       "      --no-demangle      C++ and Rust names as in the symbol tables\n"
@@ -46,13 +52,14 @@ static void usage(void)
 	       "  -h, --help             show this help and exit\n"
 	       "  -V, --version          show the version and exit\n"
 	       "\n"
-	       "Exit status: 0 ok, 1 frames left unnamed (no kernel symbols, or files\n"
-	       "replaced since the recording), 2 bad input or failure, 64 usage error.\n");
+	       "Exit status: 0 ok, 1 frames left unnamed (no kernel symbols, or no file\n"
+	       "with a recorded build-id: replaced or deleted since the recording),\n"
+	       "2 bad input or failure, 64 usage error.\n");
 }
 
 enum {
 	OPT_KALLSYMS = 256, OPT_PERF_MAP_DIR, OPT_DEBUG_DIR, OPT_NO_SYSTEM_DEBUG,
-	OPT_NO_LINES, OPT_NO_INLINE, OPT_NO_DEMANGLE, OPT_STATS,
+	OPT_NO_LINES, OPT_NO_INLINE, OPT_NO_DEMANGLE, OPT_STATS, OPT_CACHE_DIR,
 };
 
 static const struct option longopts[] = {
@@ -61,6 +68,7 @@ static const struct option longopts[] = {
 	{ "perf-map-dir", required_argument, NULL, OPT_PERF_MAP_DIR },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ "no-system-debug", no_argument, NULL, OPT_NO_SYSTEM_DEBUG },
+	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 	{ "no-lines", no_argument, NULL, OPT_NO_LINES },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "no-inlines", no_argument, NULL, OPT_NO_INLINE },
@@ -86,25 +94,32 @@ static int write_rec(void *arg, const struct sp_st_rec *rec)
 	return sp_st_write(arg, rec);
 }
 
-/* Files replaced since the recording; returns how many left frames unnamed. */
-static int report_mismatches(void)
+/*
+ * Files mapped with a build-id that no file at hand has: which, and how
+ * many samples they left unnamed.  Returns how many left frames unnamed.
+ */
+static int report_missing(void)
 {
-	const struct sp_mismatch *m;
+	const struct sp_missing_file *m;
+	char hex[2 * sizeof(m->build_id) + 1];
+	uint64_t frames, samples;
 	size_t n, i;
 	int bad = 0;
 
-	m = sp_symbolizer_mismatches(sym, &n);
+	m = sp_symbolizer_missing(sym, &n);
 	for (i = 0; i < n; i++) {
-		if (m[i].recovered) {
-			sp_warn("'%s' was replaced since the recording (build-id %s recorded, %s on disk): named from the debug file of %s",
-				m[i].path, m[i].recorded,
-				*m[i].on_disk ? m[i].on_disk : "none",
-				m[i].recorded);
+		sp_build_id_hex(m[i].build_id, m[i].build_id_size, hex);
+		sp_symbolizer_missing_counts(sym, i, &frames, &samples);
+		if (m[i].debug_only) {
+			sp_warn("no file with build-id %s for '%s': named from its debug file",
+				hex, m[i].path);
 			continue;
 		}
-		sp_warn("'%s' was replaced since the recording (build-id %s recorded, %s on disk): %" PRIu64 " frames left unnamed",
-			m[i].path, m[i].recorded,
-			*m[i].on_disk ? m[i].on_disk : "none", m[i].frames);
+		if (!frames)
+			continue;	/* in no stack */
+		sp_warn("no file with build-id %s for '%s' (replaced or deleted since the recording, and not in the build-id cache): %" PRIu64 " samples, %" PRIu64 " frames named [unknown build-id %.*s]",
+			hex, m[i].path, samples, frames,
+			SP_UNKNOWN_BUILDID_DIGITS, hex);
 		bad++;
 	}
 	return bad;
@@ -157,6 +172,11 @@ int main(int argc, char **argv)
 		case OPT_NO_SYSTEM_DEBUG:
 			opt.flags |= SP_SYM_NO_SYSTEM_DEBUG;
 			break;
+		case OPT_CACHE_DIR:
+			if (!*optarg)
+				sp_usage_error("invalid cache directory '': must be a path");
+			opt.cache_dir = optarg;
+			break;
 		case OPT_NO_LINES:
 			opt.flags |= SP_SYM_NO_LINES;
 			break;
@@ -191,6 +211,8 @@ int main(int argc, char **argv)
 	procs = cache ? sp_procs_new(cache) : NULL;
 	sym = procs ? sp_symbolizer_new(procs) : NULL;
 	if (!sym || (opt.kallsyms && sp_symbolizer_set_kallsyms(sym, opt.kallsyms)) ||
+	    (opt.cache_dir &&
+	     sp_locator_set_store(sp_procs_locator(procs), opt.cache_dir)) ||
 	    (opt.perf_map_dir &&
 	     sp_symbolizer_set_perf_map_dir(sym, opt.perf_map_dir)))
 		sp_die("out of memory");
@@ -228,7 +250,7 @@ int main(int argc, char **argv)
 			st.no_kallsyms);
 		status = SP_EXIT_PARTIAL;
 	}
-	if (report_mismatches())
+	if (report_missing())
 		status = SP_EXIT_PARTIAL;
 	if (opt.stats)
 		print_stats(&st);

@@ -8,13 +8,15 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "elf/buildid.h"
 #include "unwind/unwstream.h"
 
 static struct options {
 	const char *input;
 	const char *output;
+	const char *cache_dir;	/* NULL: the default */
 	int quiet;
-} opt = { "-", "-", 0 };
+} opt = { "-", "-", NULL, 0 };
 
 /* What main() works with: reachable from here until it returns or dies. */
 static struct sp_in *in;
@@ -23,18 +25,24 @@ static struct sp_unwstream *u;
 
 static void usage(void)
 {
-	printf("usage: sp-unwind [-q] [-o FILE] [FILE]\n"
+	printf("usage: sp-unwind [-q] [-o FILE] [--cache-dir DIR] [FILE]\n"
 	       "\n"
 	       "Unwind the user stacks of a raw stream (from sp-record) with DWARF CFI\n"
 	       "and write the unwound stream: samples that reference stack IDs.\n"
+	       "Files are those with the recorded build-ids: from the build-id cache,\n"
+	       "else at their paths.\n"
 	       "\n"
-	       "  -o, --output FILE  write to FILE instead of standard output\n"
-	       "  -q, --quiet        no report on standard error\n"
-	       "  -h, --help         this help\n"
-	       "  -V, --version      print the version\n"
+	       "  -o, --output FILE    write to FILE instead of standard output\n"
+	       "      --cache-dir DIR  the build-id cache sp-record kept copies in\n"
+	       "                       (default $XDG_CACHE_HOME/stackpulse, else\n"
+	       "                       ~/.cache/stackpulse)\n"
+	       "  -q, --quiet          no report on standard error\n"
+	       "  -h, --help           this help\n"
+	       "  -V, --version        print the version\n"
 	       "\n"
-	       "Exit status: 0 ok, 1 some events were lost while recording,\n"
-	       "2 bad input or a write error, 64 usage error.\n");
+	       "Exit status: 0 ok, 1 some events were lost while recording or some\n"
+	       "stacks end at files missing with their recorded build-id, 2 bad input\n"
+	       "or a write error, 64 usage error.\n");
 }
 
 static int emit(void *arg, const struct sp_rec_hdr *rec)
@@ -66,10 +74,33 @@ static void report(const struct sp_unw_summary *sum,
 	fprintf(stderr, ", %llu spliced\n", (unsigned long long)st->spliced);
 }
 
+/* The files stacks ended at because no file had their recorded build-id. */
+static void report_missing(void)
+{
+	const struct sp_missing_file *m;
+	char hex[2 * sizeof(m->build_id) + 1];
+	uint64_t samples;
+	size_t n, i;
+
+	m = sp_unwstream_missing(u, &n);
+	for (i = 0; i < n; i++) {
+		samples = sp_unwstream_missing_samples(u, i);
+		if (!samples)
+			continue;
+		sp_build_id_hex(m[i].build_id, m[i].build_id_size, hex);
+		sp_warn("no file with build-id %s for '%s' (replaced or deleted since the recording, and not in the build-id cache%s): %llu samples end there",
+			hex, m[i].path,
+			m[i].debug_only ? "; its debug file has no code" : "",
+			(unsigned long long)samples);
+	}
+}
+
 int main(int argc, char **argv)
 {
+	enum { OPT_CACHE_DIR = 256 };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -90,6 +121,11 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			opt.quiet = 1;
+			break;
+		case OPT_CACHE_DIR:
+			if (!*optarg)
+				sp_usage_error("invalid cache directory '': must be a path");
+			opt.cache_dir = optarg;
 			break;
 		case 'h':
 			usage();
@@ -115,7 +151,8 @@ int main(int argc, char **argv)
 	out = sp_open_output(opt.output, "unwound");
 	sp_in_on_read(in, flush_output, out);
 	u = sp_unwstream_new(&rh, emit, out);
-	if (!u)
+	if (!u || (opt.cache_dir &&
+		   sp_locator_set_store(sp_unwstream_locator(u), opt.cache_dir)))
 		sp_die("out of memory");
 	sp_unwstream_header(u, &uh);
 	w = sp_out_write(out, &uh, sizeof(uh));
@@ -143,9 +180,12 @@ int main(int argc, char **argv)
 		w = sp_out_close(out);
 	if (w)
 		sp_write_failed(opt.output, w);
-	if (!opt.quiet)
+	if (!opt.quiet) {
 		report(sp_unwstream_summary(u), sp_unwstream_stats(u));
-	r = sp_unwstream_summary(u)->lost ? SP_EXIT_PARTIAL : SP_EXIT_OK;
+		report_missing();
+	}
+	r = sp_unwstream_summary(u)->lost || sp_unwstream_stats(u)->no_buildid ?
+	    SP_EXIT_PARTIAL : SP_EXIT_OK;
 	sp_unwstream_free(u);
 	sp_in_close(in);
 	return r;

@@ -136,8 +136,12 @@ void sp_perf_recorder_free(struct sp_perf_recorder *r);
 
 /* FrameFlags::HIDDEN_DEFAULT: glue a default view leaves out. */
 #define SP_FRAME_HIDDEN_DEFAULT	SP_SYMF_HIDDEN
-/* the file was replaced since the recording: the frame is not named */
-#define SP_FRAME_STALE		SP_SYMF_STALE
+/*
+ * no file with the build-id the recording holds for the mapping (replaced
+ * or deleted since, and no copy kept): "[unknown build-id HEX]"
+ */
+#define SP_FRAME_NO_BUILDID	SP_SYMF_NO_BUILDID
+#define SP_FRAME_STALE		SP_FRAME_NO_BUILDID	/* its former name */
 
 struct sp_perf_frame {
 	const char *func_name;	/* never NULL: "[unknown]" or "[module]+0x.." */

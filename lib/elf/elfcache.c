@@ -10,6 +10,7 @@
 
 #include "base/grow.h"
 #include "base/hashtab.h"
+#include "buildid.h"
 #include "elfcache.h"
 #include "gopclntab.h"
 #include "plt.h"
@@ -26,6 +27,9 @@ struct sp_elf {
 	uint64_t lo, hi;
 	uint64_t ehf_vaddr, ehf_size;
 	int has_ehf;
+	int nocode;		/* a separate debug file: code is NOBITS */
+	int bid_len;		/* -1 until read */
+	uint8_t bid[SP_BUILD_ID_MAX];
 	int syms_loaded;
 	struct sp_symtab *syms;
 	int cfi_loaded;
@@ -88,6 +92,7 @@ unsigned sp_elf_cache_opened(const struct sp_elf_cache *c)
 static int elf_index(struct sp_elf *e)
 {
 	size_t n, i;
+	int exec = 0, exec_bytes = 0;
 
 	if (elf_kind(e->elf) != ELF_K_ELF || gelf_getclass(e->elf) != ELFCLASS64)
 		return -1;
@@ -118,6 +123,22 @@ static int elf_index(struct sp_elf *e)
 	}
 	if (!e->nload)
 		return -1;
+	/*
+	 * objcopy --only-keep-debug keeps the program headers but makes the
+	 * sections of every PT_LOAD NOBITS: executable segments with memory
+	 * and no file bytes.  Such a file has symbols and DWARF for the code,
+	 * not the code nor .eh_frame.
+	 */
+	for (i = 0; i < e->nload; i++) {
+		if (!(e->load[i].p_flags & PF_X))
+			continue;
+		exec = 1;
+		if (e->load[i].p_filesz)
+			exec_bytes = 1;
+	}
+	e->nocode = exec && !exec_bytes;
+	if (e->nocode)
+		e->has_ehf = 0;
 	return 0;
 }
 
@@ -143,6 +164,7 @@ static struct sp_elf *cache_entry(struct sp_elf_cache *c, const char *key,
 	if (!e)
 		return NULL;
 	e->fd = -1;
+	e->bid_len = -1;
 	e->path = c->keys.strs[i];
 	c->files[c->nfiles++] = e;
 	*is_new = 1;
@@ -230,6 +252,19 @@ int sp_elf_bias(const struct sp_elf *e, uint64_t map_start, uint64_t pgoff,
 {
 	size_t i;
 
+	/*
+	 * A debug file lost the file offsets the mapping was made from: the
+	 * loader mapped the executable segment from its first page, so
+	 * map_start is its page-aligned vaddr plus the bias.
+	 */
+	if (e->nocode) {
+		for (i = 0; i < e->nload; i++)
+			if (e->load[i].p_flags & PF_X) {
+				*bias = map_start - (e->load[i].p_vaddr & ~0xfffull);
+				return 0;
+			}
+		return -ENOENT;
+	}
 	for (i = 0; i < e->nload; i++) {
 		const GElf_Phdr *ph = &e->load[i];
 		uint64_t align = ph->p_align > 1 ? ph->p_align : 1;
@@ -303,6 +338,19 @@ static void add_plt(struct sp_elf *e)
 	e->origin = SP_FO_NONE;
 	if (!e->syms)
 		sp_plt_release(&e->plt);
+}
+
+int sp_elf_has_code(const struct sp_elf *e)
+{
+	return !e->nocode;
+}
+
+size_t sp_elf_get_build_id(struct sp_elf *e, const uint8_t **bid)
+{
+	if (e->bid_len < 0)
+		e->bid_len = (int)sp_elf_build_id(e->elf, e->bid);
+	*bid = e->bid;
+	return (size_t)e->bid_len;
 }
 
 const struct sp_symtab *sp_elf_symtab(struct sp_elf *e,

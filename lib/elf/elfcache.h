@@ -50,7 +50,9 @@ const char *sp_elf_path(const struct sp_elf *e);
 /*
  * Load bias of a mapping of this file that starts at map_start with file
  * offset pgoff: address = file vaddr + bias.  Returns 0 and sets *bias, or
- * -ENOENT when no PT_LOAD holds pgoff.
+ * -ENOENT when no PT_LOAD holds pgoff.  For a file without code (a debug
+ * file, whose program headers lost their file offsets) the mapping is
+ * taken to be that of its first executable segment, from its first page.
  */
 int sp_elf_bias(const struct sp_elf *e, uint64_t map_start, uint64_t pgoff,
 		uint64_t *bias);
@@ -64,6 +66,20 @@ void sp_elf_extent(const struct sp_elf *e, uint64_t *lo, uint64_t *hi);
  * backed in one PT_LOAD.
  */
 const void *sp_elf_at(const struct sp_elf *e, uint64_t vaddr, size_t len);
+
+/*
+ * 1 when the file holds the bytes of its code, 0 for a separate debug file
+ * (objcopy --only-keep-debug: executable segments without file bytes),
+ * which has symbols and DWARF but nothing to unwind with: sp_elf_at()
+ * finds no code in it and sp_elf_eh_frame_hdr() no table.
+ */
+int sp_elf_has_code(const struct sp_elf *e);
+
+/*
+ * The file's GNU build-id (buildid.h), read on first use: its length, 0
+ * when it has none; *bid points into e.
+ */
+size_t sp_elf_get_build_id(struct sp_elf *e, const uint8_t **bid);
 
 /* File vaddr and size of .eh_frame_hdr (PT_GNU_EH_FRAME); -ENOENT if none. */
 int sp_elf_eh_frame_hdr(const struct sp_elf *e, uint64_t *vaddr,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* procs.c: processes and their address spaces, replayed from records. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -8,6 +9,7 @@
 #include "base/search.h"
 #include "base/grow.h"
 #include "base/hashtab.h"
+#include "buildid.h"
 #include "procs.h"
 #include "jitdump.h"
 
@@ -26,8 +28,12 @@ struct sp_proc {
 
 struct sp_procs {
 	struct sp_elf_cache *cache;
+	struct sp_locator *loc;
 	struct sp_u64map index;	/* pid -> struct sp_proc pointer */
 	struct sp_elf *vdso;	/* last [vdso] image seen: one per kernel */
+	struct sp_strtab missing_keys;	/* "hex build-id path": missing[] */
+	struct sp_missing_file *missing;
+	size_t nmissing, capmissing;
 };
 
 struct sp_procs *sp_procs_new(struct sp_elf_cache *cache)
@@ -37,7 +43,52 @@ struct sp_procs *sp_procs_new(struct sp_elf_cache *cache)
 	if (!p)
 		return NULL;
 	p->cache = cache;
+	p->loc = sp_locator_new(cache);
+	if (!p->loc) {
+		free(p);
+		return NULL;
+	}
 	return p;
+}
+
+struct sp_locator *sp_procs_locator(struct sp_procs *p)
+{
+	return p->loc;
+}
+
+const struct sp_missing_file *sp_procs_missing(const struct sp_procs *p,
+					       size_t *n)
+{
+	*n = p->nmissing;
+	return p->missing;
+}
+
+/* The index + 1 of m's file among the missing ones, added on first sight. */
+static int64_t note_missing(struct sp_procs *p, const struct sp_map *m)
+{
+	char hex[2 * sizeof(m->build_id) + 1], *key;
+	struct sp_missing_file *f;
+	int64_t i;
+
+	sp_build_id_hex(m->build_id, m->build_id_size, hex);
+	if (asprintf(&key, "%s %s", hex, m->name) < 0)
+		return -ENOMEM;
+	i = sp_strtab_intern(&p->missing_keys, key);
+	free(key);
+	if (i < 0)
+		return -ENOMEM;
+	if ((size_t)i < p->nmissing)
+		return i + 1;
+	if (SP_GROW(p->missing, p->capmissing, p->nmissing + 1))
+		return -ENOMEM;
+	f = &p->missing[p->nmissing++];
+	memset(f, 0, sizeof(*f));
+	/* the path is the key's, after the build-id and a space */
+	f->path = p->missing_keys.strs[i] + strlen(hex) + 1;
+	f->build_id_size = m->build_id_size;
+	memcpy(f->build_id, m->build_id, m->build_id_size);
+	f->debug_only = m->elf != NULL;
+	return i + 1;
 }
 
 static void maps_clear(struct sp_map *m, size_t n)
@@ -78,6 +129,9 @@ void sp_procs_free(struct sp_procs *p)
 		if (p->index.slots[i].used)
 			proc_free((struct sp_proc *)(uintptr_t)p->index.slots[i].val);
 	sp_u64map_release(&p->index);
+	sp_locator_free(p->loc);
+	sp_strtab_release(&p->missing_keys);
+	free(p->missing);
 	free(p);
 }
 
@@ -314,10 +368,25 @@ static int apply_mmap(struct sp_procs *p, const struct sp_mmap_rec *r)
 		proc->jitdump = path;
 	}
 	if (m.kind == SP_MAP_FILE) {
-		m.elf = sp_elf_cache_get(p->cache, r->filename);
-		if (!m.elf || sp_elf_bias(m.elf, m.start, m.pgoff, &m.bias)) {
+		enum sp_elf_from from;
+		int64_t i;
+
+		m.elf = sp_locate(p->loc, r->filename, m.build_id,
+				  m.build_id_size, &from);
+		m.from = (uint8_t)from;
+		if (!m.elf) {
+			m.kind = m.build_id_size ? SP_MAP_MISSING :
+				 SP_MAP_UNREADABLE;
+		} else if (sp_elf_bias(m.elf, m.start, m.pgoff, &m.bias)) {
 			m.elf = NULL;
 			m.kind = SP_MAP_UNREADABLE;
+		}
+		if (m.kind == SP_MAP_MISSING ||
+		    (m.elf && !sp_elf_has_code(m.elf))) {
+			i = note_missing(p, &m);
+			if (i < 0)
+				return (int)i;
+			m.missing = (uint32_t)i;
 		}
 	} else if (m.kind == SP_MAP_IMAGE) {
 		/* the image record follows; until then use the last one seen */

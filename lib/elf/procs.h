@@ -7,6 +7,13 @@
  * struct sp_procs and then ask, per frame, which mapping holds an address and
  * which ELF file and load bias stand behind it.  Lookups are binary searches
  * in sorted arrays; records that change the arrays are rare.
+ *
+ * The file behind a mapping is the one with the build-id its MMAP record
+ * holds, found by the lookup of locate.h (the build-id cache, the path,
+ * debug files), never another build that happens to be at the path: a
+ * mapping whose file is found nowhere is SP_MAP_MISSING, and one found
+ * only as a debug file names frames but cannot be unwound through.  Both
+ * are listed once per file by sp_procs_missing().
  */
 #ifndef SP_PROCS_H
 #define SP_PROCS_H
@@ -14,6 +21,7 @@
 #include <stdint.h>
 #include "format/records.h"
 #include "elfcache.h"
+#include "locate.h"
 
 enum sp_map_kind {
 	SP_MAP_FILE,		/* backed by an ELF file we could open */
@@ -21,6 +29,8 @@ enum sp_map_kind {
 	SP_MAP_ANON,		/* anonymous executable memory: JIT code */
 	SP_MAP_IMAGE,		/* [vdso] with its bytes from an IMAGE record */
 	SP_MAP_SPECIAL,		/* [vsyscall], [stack] and friends */
+	SP_MAP_MISSING,		/* a file whose recorded build-id no file
+				   found has (replaced, deleted): no ELF */
 };
 
 struct sp_map {
@@ -33,14 +43,59 @@ struct sp_map {
 	enum sp_map_kind kind;
 	uint8_t build_id_size;	/* its MMAP record's build-id; 0: none */
 	uint8_t build_id[24];
+	uint8_t from;		/* enum sp_elf_from: where elf was found */
+	uint32_t missing;	/* index + 1 in sp_procs_missing() when no
+				   file with the code of the recorded
+				   build-id was found (MISSING, or elf is
+				   a debug file); 0 otherwise */
+};
+
+/*
+ * A file that was mapped with a build-id and is not at hand with its code:
+ * nothing can be unwound through its mappings.
+ */
+struct sp_missing_file {
+	const char *path;	/* as recorded, owned by the table */
+	uint8_t build_id_size;
+	uint8_t build_id[24];
+	int debug_only;		/* a debug file of it names its frames */
 };
 
 struct sp_proc;
 struct sp_procs;
 
-/* Returns a new table using cache (not owned), NULL when out of memory. */
+/*
+ * Returns a new table using cache (not owned) and a locator of its own with
+ * the default sources (locate.h), NULL when out of memory.
+ */
 struct sp_procs *sp_procs_new(struct sp_elf_cache *cache);
 void sp_procs_free(struct sp_procs *p);
+
+/*
+ * The lookup the table finds files with, to configure before the first
+ * record is applied (the build-id cache's directory, debug roots).  Owned
+ * by the table.
+ */
+struct sp_locator *sp_procs_locator(struct sp_procs *p);
+
+/*
+ * The files of MISSING mappings and of those whose file is a debug file,
+ * once each (by path and build-id), in the order first met: *n of them,
+ * owned by the table, valid until the next record is applied; a map's
+ * missing field is its index + 1.
+ */
+const struct sp_missing_file *sp_procs_missing(const struct sp_procs *p,
+					       size_t *n);
+
+/*
+ * Whether m is a mapping of a file whose recorded build-id was found with
+ * no code (missing, or only its debug file): nothing can be unwound through
+ * it.  m may be NULL.
+ */
+static inline int sp_map_no_buildid(const struct sp_map *m)
+{
+	return m && m->missing;
+}
 
 /*
  * Apply a record of format/records.h (MMAP, COMM, FORK, EXIT, IMAGE); other types

@@ -40,7 +40,10 @@ enum sp_frame_origin {
 
 /* Frame flags */
 #define SP_SYMF_HIDDEN	0x1	/* glue that sp-fold leaves out ("hidden") */
-#define SP_SYMF_STALE	0x2	/* file replaced since the recording ("stale") */
+#define SP_SYMF_NO_BUILDID 0x2	/* no file with the recorded build-id: the
+				   frame is "[unknown build-id HEX]"
+				   ("no-buildid"; "stale" in streams of
+				   stackpulse 0.1, read as the same) */
 
 /* One resolved frame.  NULL strings and line 0 are written as "-". */
 struct sp_frame {

@@ -73,7 +73,7 @@ static int write_frame(struct sp_out *out, const struct sp_st_frame *fr)
 	int r;
 
 	static const char *const flag_names[4] = {
-		"-", "hidden", "stale", "hidden,stale",
+		"-", "hidden", "no-buildid", "hidden,no-buildid",
 	};
 
 	r = sp_out_printf(out, "frame\t%" PRIu32 "\t%" PRIu32 "\t%" PRIu32
@@ -81,7 +81,7 @@ static int write_frame(struct sp_out *out, const struct sp_st_frame *fr)
 			  fr->pid, fr->id, fr->index,
 			  sp_frame_kind_name(f->kind),
 			  sp_frame_origin_name(f->origin),
-			  flag_names[f->flags & (SP_SYMF_HIDDEN | SP_SYMF_STALE)],
+			  flag_names[f->flags & (SP_SYMF_HIDDEN | SP_SYMF_NO_BUILDID)],
 			  f->addr);
 	if (!r)
 		r = put_field(out, f->function ? f->function : "[unknown]");
@@ -317,8 +317,9 @@ static const char *parse_frame(const char **f, unsigned nf,
 
 		if (n == 6 && !strncmp(p, "hidden", 6))
 			fr->f.flags |= SP_SYMF_HIDDEN;
-		else if (n == 5 && !strncmp(p, "stale", 5))
-			fr->f.flags |= SP_SYMF_STALE;
+		else if ((n == 10 && !strncmp(p, "no-buildid", 10)) ||
+			 (n == 5 && !strncmp(p, "stale", 5)))
+			fr->f.flags |= SP_SYMF_NO_BUILDID;
 		p += n;
 		if (*p)
 			p++;

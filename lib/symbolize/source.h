@@ -93,12 +93,8 @@ struct src_elf {
 	struct sp_u64map index;		/* sp_elf pointer -> modules[] */
 	struct src_module **modules;
 	size_t nmodules, cap_modules;
-	struct sp_mismatch *mismatches;
-	size_t nmismatches, cap_mismatches;
 };
 
-/* An MMAP record: remember the build-id it recorded for its file. */
-int src_elf_note_mmap(struct sp_symbolizer *s, const struct sp_mmap_rec *m);
 int src_elf_add_debug_dir(struct src_elf *e, const char *dir);
 void src_elf_stats(const struct src_elf *e, struct sp_symbolize_stats *st);
 void src_elf_release(struct src_elf *e);
@@ -153,6 +149,28 @@ int src_perfmap_add_record(struct sp_symbolizer *s, uint32_t pid,
 void src_perfmap_exec(struct sp_symbolizer *s, uint32_t pid);
 void src_perfmap_release(struct src_perfmap *p);
 
+/* missing.c: mappings whose file is not at hand (elf/procs.h) */
+struct sym_missing {
+	struct sym_missing_counts {
+		uint64_t frames, samples;
+	} *counts;			/* by sp_procs_missing() index */
+	size_t cap;
+	uint32_t stack_file;		/* index + 1 of the first file met in
+					   the stack being symbolized, 0 */
+};
+
+/*
+ * Name the frame f of an address in m, a SP_MAP_MISSING mapping:
+ * "[unknown build-id HEX]", native, origin none, flag no-buildid; count it
+ * against m's file.  0 or -ENOMEM.
+ */
+int sym_missing_frame(struct sp_symbolizer *s, const struct sp_map *m,
+		      struct sp_frame *f);
+
+/* A sample of a stack whose first missing file is file (index + 1, 0 none). */
+void sym_missing_sample(struct sp_symbolizer *s, uint32_t file);
+void sym_missing_release(struct sym_missing *ms);
+
 /* symbolize.c: the symbolizer and what it offers its sources */
 struct sp_symbolizer {
 	struct sp_procs *procs;
@@ -181,6 +199,7 @@ struct sp_symbolizer {
 	struct src_elf elf;
 	struct src_jitdump jitdump;
 	struct src_perfmap perfmap;
+	struct sym_missing missing;
 };
 
 /* s's copy of str, living as long as s; NULL when out of memory. */

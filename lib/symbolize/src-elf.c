@@ -11,23 +11,20 @@
 #include "source.h"
 
 /*
- * What stands behind one ELF file, found on first use: whether it is still
- * the file the recording mapped, its separate debug file, MiniDebugInfo,
- * DWARF.
+ * What stands behind one ELF file, found on first use: its separate debug
+ * file, MiniDebugInfo, DWARF.  The file is the one with the recorded
+ * build-id (elf/locate.h), or that build-id's debug file itself.
  */
 struct src_module {
 	struct sp_elf *elf;
 	int loaded;
 	int has_symtab;
-	int stale;		/* replaced, and no debug file of the recorded ID */
-	uint8_t rec_bid[SP_BUILD_ID_MAX];
-	size_t rec_len;		/* 0: no build-id was recorded */
+	int is_debug;		/* elf is a build-id debug file (SP_FROM_DEBUG) */
 	struct sp_debugfile *dbg;	/* build-id or debuglink file */
 	uint8_t dbg_origin;		/* SP_FO_BUILDID, SP_FO_DEBUGLINK */
 	struct sp_debugfile *mini;
 	struct sp_dwarf *dwarf;
 	uint8_t dwarf_origin;
-	size_t mismatch;	/* index + 1 in mismatches, 0 none */
 	const struct sp_gopclntab *go;	/* a Go program's table (src-go.c) */
 };
 
@@ -41,7 +38,6 @@ void src_elf_release(struct src_elf *e)
 	}
 	free(e->modules);
 	sp_u64map_release(&e->index);
-	free(e->mismatches);
 	sp_debug_finder_free(e->finder);
 	for (i = 0; i < e->ndebug_dirs; i++)
 		free(e->debug_dirs[i]);
@@ -113,57 +109,13 @@ nomem:
 	return NULL;
 }
 
-int src_elf_note_mmap(struct sp_symbolizer *s, const struct sp_mmap_rec *m)
-{
-	const struct sp_proc *proc;
-	const struct sp_map *map;
-	struct src_module *mod;
-
-	if (!m->build_id_size)
-		return 0;
-	proc = sp_procs_find(s->procs, m->pid);
-	map = proc ? sp_proc_map(proc, m->start) : NULL;
-	if (!map || !map->elf || map->kind != SP_MAP_FILE)
-		return 0;
-	mod = module_of(&s->elf, map->elf);
-	if (!mod)
-		return -ENOMEM;
-	/* the first recorded ID of a path wins; the file is opened once */
-	if (!mod->rec_len && !mod->loaded) {
-		mod->rec_len = m->build_id_size > SP_BUILD_ID_MAX ?
-			       SP_BUILD_ID_MAX : m->build_id_size;
-		memcpy(mod->rec_bid, m->build_id, mod->rec_len);
-	}
-	return 0;
-}
-
-static int add_mismatch(struct sp_symbolizer *s, struct src_module *mod,
-			const uint8_t *disk, size_t disk_len)
-{
-	struct src_elf *e = &s->elf;
-	struct sp_mismatch *mm;
-
-	if (SP_GROW(e->mismatches, e->cap_mismatches, e->nmismatches + 1))
-		return -ENOMEM;
-	mm = &e->mismatches[e->nmismatches++];
-	memset(mm, 0, sizeof(*mm));
-	mm->path = sp_sym_intern(s, sp_elf_path(mod->elf));
-	if (!mm->path)
-		return -ENOMEM;
-	sp_build_id_hex(mod->rec_bid, mod->rec_len, mm->recorded);
-	sp_build_id_hex(disk, disk_len, mm->on_disk);
-	mm->recovered = !mod->stale;
-	mod->mismatch = e->nmismatches;
-	return 0;
-}
-
-/* Find what stands behind a module: build-id check, debug files, DWARF. */
+/* Find what stands behind a module: debug files, DWARF. */
 static int module_load(struct sp_symbolizer *s, struct src_module *mod,
 		       const struct sp_map *m)
 {
 	struct sp_debug_finder *f = finder(s);
 	Elf *e = sp_elf_handle(mod->elf);
-	uint8_t bid[SP_BUILD_ID_MAX];
+	const uint8_t *bid;
 	size_t bid_len;
 	int want_dwarf = (s->flags & (SP_SYM_NO_LINES | SP_SYM_NO_INLINES)) !=
 			 (SP_SYM_NO_LINES | SP_SYM_NO_INLINES);
@@ -173,29 +125,17 @@ static int module_load(struct sp_symbolizer *s, struct src_module *mod,
 	s->st.modules++;
 	if (!f)
 		return -ENOMEM;
-	if (m->kind == SP_MAP_FILE)
+	bid_len = sp_elf_get_build_id(mod->elf, &bid);
+	/* the binary was not found, its debug file was: it is all there is */
+	mod->is_debug = m->from == SP_FROM_DEBUG;
+	if (m->kind == SP_MAP_FILE && !mod->is_debug)
 		mod->go = sp_elf_gopclntab(mod->elf);
-	bid_len = sp_elf_build_id(e, bid);
-	if (mod->rec_len && (bid_len != mod->rec_len ||
-			     memcmp(bid, mod->rec_bid, bid_len))) {
-		/* replaced since the recording: only the recorded ID counts */
-		mod->dbg = sp_debug_find_build_id(f, mod->rec_bid, mod->rec_len);
-		mod->dbg_origin = SP_FO_BUILDID;
-		mod->stale = !mod->dbg;
-		if (mod->dbg && sp_elf_has_section(sp_debugfile_elf(mod->dbg),
-						   ".debug_info"))
-			dwarf_elf = sp_debugfile_elf(mod->dbg);
-		if (add_mismatch(s, mod, bid, bid_len))
-			return -ENOMEM;
-		goto dwarf;
-	}
 	mod->has_symtab = sp_elf_has_section(e, ".symtab");
 	if (want_dwarf && sp_elf_has_section(e, ".debug_info"))
 		dwarf_elf = e;
-	if (m->kind == SP_MAP_FILE && (!mod->has_symtab || (want_dwarf && !dwarf_elf))) {
-		mod->dbg = sp_debug_find(f, sp_elf_path(mod->elf), e,
-					 mod->rec_len ? mod->rec_bid : bid,
-					 mod->rec_len ? mod->rec_len : bid_len);
+	if (m->kind == SP_MAP_FILE && !mod->is_debug &&
+	    (!mod->has_symtab || (want_dwarf && !dwarf_elf))) {
+		mod->dbg = sp_debug_find(f, m->name, e, bid, bid_len);
 		if (mod->dbg) {
 			mod->dbg_origin = sp_debugfile_how(mod->dbg) ==
 					  SP_DEBUG_BUILDID ? SP_FO_BUILDID :
@@ -208,10 +148,10 @@ static int module_load(struct sp_symbolizer *s, struct src_module *mod,
 	}
 	if (!mod->has_symtab && !(mod->dbg && sp_debugfile_symtab(mod->dbg)))
 		mod->mini = sp_debug_mini(f, sp_elf_path(mod->elf), e);
-dwarf:
 	if (dwarf_elf) {
 		mod->dwarf = sp_dwarf_open(dwarf_elf);
-		mod->dwarf_origin = dwarf_elf == e ? SP_FO_SYMTAB : mod->dbg_origin;
+		mod->dwarf_origin = dwarf_elf != e ? mod->dbg_origin :
+				    mod->is_debug ? SP_FO_BUILDID : SP_FO_SYMTAB;
 		if (mod->dwarf)
 			s->st.dwarf_opens++;
 	}
@@ -235,19 +175,17 @@ static const void *module_find(void *arg, uint64_t vaddr)
 	const struct sp_sym *dyn = NULL, *sym;
 	enum sp_frame_origin o;
 
-	if (!mod->mismatch) {
-		sym = sp_symtab_find(sp_elf_symtab(mod->elf, &o), vaddr);
-		/* a PLT stub: only the file's own code and relocations know it */
-		if (sym && (sym->flags & SP_SYM_SYNTH)) {
-			ms->origin = sym->origin;
-			return sym;
-		}
-		if (sym && o == SP_FO_SYMTAB) {
-			ms->origin = SP_FO_SYMTAB;
-			return sym;
-		}
-		dyn = sym;
+	sym = sp_symtab_find(sp_elf_symtab(mod->elf, &o), vaddr);
+	/* a PLT stub: only the file's own code and relocations know it */
+	if (sym && (sym->flags & SP_SYM_SYNTH)) {
+		ms->origin = sym->origin;
+		return sym;
 	}
+	if (sym && o == SP_FO_SYMTAB) {
+		ms->origin = mod->is_debug ? SP_FO_BUILDID : SP_FO_SYMTAB;
+		return sym;
+	}
+	dyn = sym;
 	if (mod->dbg && (sym = sp_symtab_find(sp_debugfile_symtab(mod->dbg),
 					      vaddr))) {
 		ms->origin = mod->dbg_origin;
@@ -334,7 +272,7 @@ static int lookup(struct sp_symbolizer *s, void *table,
 
 	sym = sp_sym_pick(module_find, &ms, q->vaddr, q->precise, &at);
 	/* Go code no symbol names: Go's own table does (src-go.c) */
-	if (!sym && mod->go && !mod->mismatch && src_go_names(mod->go, q))
+	if (!sym && mod->go && src_go_names(mod->go, q))
 		return 0;
 	origin = sym ? ms.origin : SP_FO_NONE;
 	if (m->kind == SP_MAP_IMAGE && sym)
@@ -390,22 +328,18 @@ static int lookup(struct sp_symbolizer *s, void *table,
 		cf.function = sym_name(s, mod, sym, &cf.symbol);
 		cf.origin = (uint8_t)origin;
 		/* no DWARF line: a Go program's own table has it */
-		if (!cf.file && mod->go && !mod->mismatch &&
+		if (!cf.file && mod->go &&
 		    src_go_lines(s, mod->go, q, &cf))
 			return -ENOMEM;
 	} else {
 		cf.function = sp_sym_offset_name(s, m->kind == SP_MAP_IMAGE ?
 						 "[vdso]" : m->name, q->vaddr);
 		cf.origin = SP_FO_NONE;
-		if (mod->stale)
-			cf.flags |= SP_SYMF_STALE;
 	}
 	if (!cf.function)
 		return -ENOMEM;
 	out[n++] = cf;
 done:
-	if (mod->stale)
-		s->elf.mismatches[mod->mismatch - 1].frames++;
 	return (int)n;
 }
 

@@ -145,6 +145,7 @@ void sp_symbolizer_free(struct sp_symbolizer *s)
 	src_elf_release(&s->elf);
 	src_jitdump_release(&s->jitdump);
 	src_perfmap_release(&s->perfmap);
+	sym_missing_release(&s->missing);
 	for (i = 0; i < s->nanswers; i++) {
 		sp_u64map_release(&s->answers[i].at[0]);
 		sp_u64map_release(&s->answers[i].at[1]);
@@ -184,11 +185,16 @@ int sp_symbolizer_set_perf_map_dir(struct sp_symbolizer *s, const char *dir)
 void sp_symbolizer_set_flags(struct sp_symbolizer *s, unsigned flags)
 {
 	s->flags = flags;
+	/* the files behind the mappings are looked for where debug files are */
+	sp_locator_set_system_debug(sp_procs_locator(s->procs),
+				    !(flags & SP_SYM_NO_SYSTEM_DEBUG));
 }
 
 int sp_symbolizer_add_debug_dir(struct sp_symbolizer *s, const char *dir)
 {
-	return src_elf_add_debug_dir(&s->elf, dir);
+	int r = src_elf_add_debug_dir(&s->elf, dir);
+
+	return r ? r : sp_locator_add_debug_root(sp_procs_locator(s->procs), dir);
 }
 
 int sp_symbolizer_add_ksym(struct sp_symbolizer *s, uint64_t start,
@@ -208,13 +214,6 @@ void sp_symbolizer_stats(const struct sp_symbolizer *s,
 {
 	*st = s->st;
 	src_elf_stats(&s->elf, st);
-}
-
-const struct sp_mismatch *sp_symbolizer_mismatches(const struct sp_symbolizer *s,
-						   size_t *n)
-{
-	*n = s->elf.nmismatches;
-	return s->elf.mismatches;
 }
 
 int sp_symbol_hidden(const char *name)
@@ -292,8 +291,7 @@ int sp_symbolizer_apply(struct sp_symbolizer *s, const struct sp_rec_hdr *rec,
 		return r;
 	switch (rec->type) {
 	case SP_REC_MMAP:
-		r = src_jitdump_note_mmap(s, m);
-		return r ? r : src_elf_note_mmap(s, m);
+		return src_jitdump_note_mmap(s, m);
 	case SP_REC_COMM:
 		if (set_thread(s, c->pid, c->tid, c->comm))
 			return -ENOMEM;
@@ -470,8 +468,8 @@ static int finish_frame(struct sp_symbolizer *s, struct sp_frame *f)
 	s->st.frames++;
 	if (f->kind == SP_FK_INLINE)
 		s->st.inline_frames++;
-	if (f->flags & SP_SYMF_STALE)
-		s->st.stale_frames++;
+	if (f->flags & SP_SYMF_NO_BUILDID)
+		s->st.no_buildid_frames++;
 	if (f->origin == SP_FO_NONE)
 		s->st.unresolved++;
 	else if (f->kind != SP_FK_INLINE && sp_symbol_hidden(f->function))
@@ -509,8 +507,12 @@ int sp_symbolize_user_chain(struct sp_symbolizer *s, uint32_t pid,
 	if (r)
 		return r;
 	if (!n) {
+		/* a file of another build-id is no answer: say which is missing */
+		if (m && m->kind == SP_MAP_MISSING) {
+			if ((r = sym_missing_frame(s, m, &base)))
+				return r;
 		/* a file we cannot read, [vsyscall]: where in it, at least */
-		if (m && m->kind != SP_MAP_ANON) {
+		} else if (m && m->kind != SP_MAP_ANON) {
 			base.function = sp_sym_offset_name(s, m->name,
 						addr - m->start + m->pgoff);
 			if (!base.function)
@@ -600,6 +602,7 @@ int sp_symbolize_stack(struct sp_symbolizer *s,
 
 	if (SP_GROW(s->out, s->cap_out, (size_t)st->nr_kernel + st->nr_user))
 		return -ENOMEM;
+	s->missing.stack_file = 0;
 	for (i = 0; i < st->nr_kernel; i++) {
 		r = sp_symbolize_kernel(s, v->kernel_ips[i], i == 0, &s->out[n++]);
 		if (r)
@@ -631,7 +634,8 @@ int sp_symbolize_stack(struct sp_symbolizer *s,
 		return -ENOMEM;
 	if (is_new)
 		s->st.stacks++;
-	slot->val = st->end | (uint64_t)st->flags << 8;
+	slot->val = st->end | (uint64_t)st->flags << 8 |
+		    (uint64_t)s->missing.stack_file << 16;
 	*frames = s->out;
 	*nframes = n;
 	return 0;
@@ -653,4 +657,16 @@ int sp_symbolizer_stack_end(const struct sp_symbolizer *s, uint32_t pid,
 		return -1;
 	*flags = (unsigned)(slot->val >> 8) & 0xff;
 	return (int)(slot->val & 0xff);
+}
+
+int sp_symbolizer_sample(struct sp_symbolizer *s, uint32_t pid, uint32_t id)
+{
+	const struct sp_u64slot *slot = sp_u64map_find(&s->stacks,
+						       key2(pid, id));
+
+	if (!slot)
+		return -ENOENT;
+	/* the index + 1 of the stack's first missing file, 0 for none */
+	sym_missing_sample(s, (uint32_t)(slot->val >> 16));
+	return 0;
 }

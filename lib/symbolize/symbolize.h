@@ -18,10 +18,12 @@
  * results are cached by (ELF file, address), each module's debug files and
  * DWARF are opened once and indexed for binary search, and the kernel, perf
  * map and jitdump tables are loaded once, lazily, when the first frame
- * needs them.  A file whose build-id is not the one recorded in its MMAP
- * record was replaced since the recording: its frames are named from a
- * build-id debug file of the recorded ID if there is one, otherwise left
- * unnamed and flagged stale, never named from the wrong file.
+ * needs them.  The file behind a mapping is the one with the build-id its
+ * MMAP record holds (elf/locate.h: the build-id cache, the path, a build-id
+ * debug file), never another build found at its path: when there is none,
+ * its frames are "[unknown build-id HEX]" (SP_UNKNOWN_BUILDID_DIGITS digits
+ * of the recorded build-id), flagged no-buildid, and its file is listed by
+ * sp_symbolizer_missing().
  */
 #ifndef SP_SYMBOLIZE_H
 #define SP_SYMBOLIZE_H
@@ -139,6 +141,13 @@ int sp_symbolizer_has_stack(const struct sp_symbolizer *s, uint32_t pid,
 int sp_symbolizer_stack_end(const struct sp_symbolizer *s, uint32_t pid,
 			    uint32_t id, unsigned *flags);
 
+/*
+ * A sample of stack (pid, id): counted against the missing file its stack
+ * has a frame of, if any.  Returns 0, or -ENOENT when no such stack was
+ * resolved.
+ */
+int sp_symbolizer_sample(struct sp_symbolizer *s, uint32_t pid, uint32_t id);
+
 struct sp_symbolize_stats {
 	uint64_t stacks;	/* distinct (pid, ID) */
 	uint64_t frames;
@@ -152,23 +161,30 @@ struct sp_symbolize_stats {
 	uint64_t dwarf_units;	/* compilation units indexed */
 	uint64_t debug_files;	/* separate debug files and images opened */
 	uint64_t jitdump_loads;
-	uint64_t stale_frames;	/* frames of replaced files, left unnamed */
+	uint64_t no_buildid_frames;	/* frames of files missing with their
+					   recorded build-id */
 };
 
 void sp_symbolizer_stats(const struct sp_symbolizer *s,
 			 struct sp_symbolize_stats *st);
 
-/* A file whose build-id differs from the recorded one. */
-struct sp_mismatch {
-	const char *path;
-	char recorded[41], on_disk[41];	/* hex; on_disk "" if it has none */
-	int recovered;		/* named from a build-id debug file instead */
-	uint64_t frames;	/* frames of it that were left unnamed */
-};
+/* Hex digits of a build-id in the name of a frame of a missing file. */
+#define SP_UNKNOWN_BUILDID_DIGITS 12
 
-/* The mismatches found so far: *n of them, owned by the symbolizer. */
-const struct sp_mismatch *sp_symbolizer_mismatches(const struct sp_symbolizer *s,
-						   size_t *n);
+/*
+ * The files mapped with a build-id that no file at hand has with its code
+ * (sp_procs_missing() of the table): *n of them, owned by the table.
+ */
+const struct sp_missing_file *sp_symbolizer_missing(const struct sp_symbolizer *s,
+						    size_t *n);
+
+/*
+ * For missing file i: the frames named "[unknown build-id HEX]" and the
+ * samples of stacks with one (counted by sp_symbolizer_sample()); both 0
+ * for a file whose debug file named its frames.
+ */
+void sp_symbolizer_missing_counts(const struct sp_symbolizer *s, size_t i,
+				  uint64_t *frames, uint64_t *samples);
 
 /* Whether name is start-up glue that flame graphs leave out (_start, ...). */
 int sp_symbol_hidden(const char *name);

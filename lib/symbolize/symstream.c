@@ -232,6 +232,8 @@ int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 			ss->ends[end]++;
 		if (flags & SP_STACK_SPLICED)
 			ss->spliced++;
+		/* against the files its frames are missing from */
+		sp_symbolizer_sample(ss->sym, sa->pid, sa->stack_id);
 		rec.type = SP_ST_SAMPLE;
 		rec.u.sample = (struct sp_st_sample){ .time = sa->time,
 			.pid = sa->pid, .tid = sa->tid, .cpu = sa->cpu,

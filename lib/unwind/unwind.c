@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "elf/jitdump.h"
 #include "gostep.h"
+#include "missing.h"
 #include "outermost.h"
 #include "splice.h"
 #include "unwind.h"
@@ -679,6 +680,8 @@ static int unwind_sample(struct sp_unwinder *u,
 			out->end = SP_END_DEPTH;
 			return 0;
 		}
+		if (sp_unwind_stop_missing(c.proc, out))	/* missing.c */
+			return 0;
 		r = go_frame(&c, as, &cur, out, &ip);
 		if (r > 0)
 			return 0;

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "format/tail.h"
 #include "intern.h"
+#include "missing.h"
 #include "unwind.h"
 #include "unwstream.h"
 
@@ -21,6 +23,8 @@ struct sp_unwstream {
 	struct sp_frames frames;
 	struct sp_unw_summary sum;
 	struct sp_unwstream_stats st;
+	uint64_t *missing;	/* samples per sp_procs_missing() file */
+	size_t cap_missing;
 	struct sp_raw_summary raw_sum;
 	int have_summary;
 	const char *error;
@@ -58,6 +62,7 @@ void sp_unwstream_free(struct sp_unwstream *u)
 		return;
 	free(u->rec);
 	sp_tails_free(u->tails);
+	free(u->missing);
 	sp_intern_free(u->stacks);
 	sp_unwinder_free(u->unw);
 	sp_procs_free(u->procs);
@@ -84,6 +89,40 @@ const struct sp_unw_summary *sp_unwstream_summary(const struct sp_unwstream *u)
 const struct sp_unwstream_stats *sp_unwstream_stats(const struct sp_unwstream *u)
 {
 	return &u->st;
+}
+
+struct sp_locator *sp_unwstream_locator(struct sp_unwstream *u)
+{
+	return sp_procs_locator(u->procs);
+}
+
+const struct sp_missing_file *sp_unwstream_missing(const struct sp_unwstream *u,
+						   size_t *n)
+{
+	return sp_procs_missing(u->procs, n);
+}
+
+uint64_t sp_unwstream_missing_samples(const struct sp_unwstream *u, size_t i)
+{
+	return i < u->cap_missing ? u->missing[i] : 0;
+}
+
+/* A sample's stack ended at a file that is not at hand: count it there. */
+static int count_missing(struct sp_unwstream *u, uint32_t pid)
+{
+	long i = sp_unwind_missing_file(u->procs, pid, &u->frames);
+	size_t old = u->cap_missing;
+
+	if (i < 0)
+		return 0;
+	if ((size_t)i >= u->cap_missing) {
+		if (SP_GROW(u->missing, u->cap_missing, (size_t)i + 1))
+			return -ENOMEM;
+		memset(u->missing + old, 0,
+		       (u->cap_missing - old) * sizeof(*u->missing));
+	}
+	u->missing[i]++;
+	return 0;
 }
 
 const char *sp_unwstream_error(const struct sp_unwstream *u)
@@ -191,8 +230,11 @@ static int do_sample(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 	u->sum.ends[u->frames.end]++;
 	if (u->frames.stack_flags & SP_STACK_SPLICED)
 		u->st.spliced++;
-	if (u->frames.stack_flags & SP_STACK_NO_BUILDID)
+	if (u->frames.stack_flags & SP_STACK_NO_BUILDID) {
 		u->st.no_buildid++;
+		if (count_missing(u, v.s->pid))
+			return -ENOMEM;
+	}
 	return u->emit(u->arg, &out.hdr);
 }
 

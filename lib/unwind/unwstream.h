@@ -10,6 +10,7 @@
 #ifndef SP_UNWSTREAM_H
 #define SP_UNWSTREAM_H
 
+#include "elf/procs.h"
 #include "format/raw.h"
 #include "format/unwound.h"
 
@@ -57,6 +58,22 @@ struct sp_unwstream_stats {
 };
 
 const struct sp_unwstream_stats *sp_unwstream_stats(const struct sp_unwstream *u);
+
+/*
+ * Where the files of the mappings are looked for (elf/locate.h: the
+ * build-id cache's directory): configure it before the first record.
+ */
+struct sp_locator *sp_unwstream_locator(struct sp_unwstream *u);
+
+/*
+ * The files mapped with a build-id that no file at hand has with its code
+ * (elf/procs.h), *n of them, owned by u and valid until the next record.
+ */
+const struct sp_missing_file *sp_unwstream_missing(const struct sp_unwstream *u,
+						   size_t *n);
+
+/* How many samples ended in missing file i (SP_STACK_NO_BUILDID). */
+uint64_t sp_unwstream_missing_samples(const struct sp_unwstream *u, size_t i);
 
 /* What was wrong with the last record refused, a static string. */
 const char *sp_unwstream_error(const struct sp_unwstream *u);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
 # symbolize-depth.bats: sp-symbolize in depth: inline chains with lines,
-# separate debug files (debuglink, build-id, MiniDebugInfo), build-id
-# mismatches, demangled C++, kernel, jitdump and perf-map JIT frames, JIT
+# separate debug files (debuglink, build-id, MiniDebugInfo), files
+# replaced since the recording, demangled C++, kernel, jitdump and perf-map JIT frames, JIT
 # frames unwound by a jitdump's CFI, Python glue hidden, and every
 # module's debug info read once.  Programs are built here
 # (tests/workloads/sym-*); streams are either recorded live or built
@@ -60,8 +60,9 @@ line_of() {
 	grep -n "LINE:$2 " "$1" | cut -d: -f1
 }
 
-# A stream with one stack in BIN mapped at 0x400000: dbg_leaf, dbg_local,
-# main; 3 samples.  BIN's build-id recorded when BID is given.
+# A stream with one stack in BIN, its executable segment mapped at 0x401000
+# from file offset 0x1000 as the loader maps it (bias 0): dbg_leaf,
+# dbg_local, main; 3 samples.  BIN's build-id recorded when BID is given.
 dbg_stream() {
 	local bin=$1 bid=${2:-} leaf local main
 	leaf=$(sym_addr "$D/dbg" dbg_leaf) local=$(sym_addr "$D/dbg" dbg_local)
@@ -69,7 +70,7 @@ dbg_stream() {
 	mkstream "$T/in.unw" <<EOF_IN
 header cpu-clock freq 99
 comm 100 100 dbg exec
-mmap 100 0x400000 0x10000 0 5 $bin $bid
+mmap 100 0x401000 0x1000 0x1000 5 $bin $bid
 stack 100 1 root - $((leaf + 1)),$((local + 8)),$((main + 8)) 100
 samples 3 100 1
 summary 3 1
@@ -240,27 +241,40 @@ EOF_IN
 	assert_line --regexp $'\tnative\tminidebuginfo\t-\t0x[0-9a-f]+\tdbg_local\t'
 }
 
-@test "a binary replaced since the recording: reported, frames stale, exit 1" {
+@test "a binary replaced since the recording: never named from the new one, [unknown build-id], exit 1" {
 	bid=$(build_id "$D/dbg")
 	[[ -n $bid ]] || skip "the linker wrote no build-id"
 	mkdir -p "$T/bin"
 	sed 's/x \* 3 + 1/x * 5 + 7/' "$D/dbg.c" >"$T/new.c"
 	"${WL_CC:-cc}" -no-pie -O1 -g -Wl,--build-id -o "$T/bin/dbg" "$T/new.c"
-	[[ $(build_id "$T/bin/dbg") != "$bid" ]] || fail "the rebuild has the same build-id"
+	new=$(build_id "$T/bin/dbg")
+	[[ $new != "$bid" ]] || fail "the rebuild has the same build-id"
 	dbg_stream "$T/bin/dbg" "$bid"
-	symbolize "$T/in.unw"
+	symbolize --cache-dir "$T/cache" --no-system-debug "$T/in.unw"
 	assert_failure 1
-	[[ $stderr =~ ^sp-symbolize:\ \'$T/bin/dbg\'\ was\ replaced\ since\ the\ recording\ \(build-id\ $bid\ recorded,\ [0-9a-f]+\ on\ disk\):\ 3\ frames\ left\ unnamed$ ]] ||
+	[[ $stderr == "sp-symbolize: no file with build-id $bid for '$T/bin/dbg' (replaced or deleted since the recording, and not in the build-id cache): 3 samples, 3 frames named [unknown build-id ${bid:0:12}]" ]] ||
 		fail "stderr: $stderr"
-	assert_line --regexp $'^frame\t100\t1\t0\tnative\tnone\tstale\t0x[0-9a-f]+\t\\[dbg\\]\\+0x'
-	refute_line --partial $'\tdbg_leaf\t'
+	for i in 0 1 2; do
+		assert_line --regexp "^frame"$'\t100\t1\t'"$i"$'\tnative\tnone\tno-buildid\t0x[0-9a-f]+\t\\[unknown build-id '"${bid:0:12}"$'\\]\t'"$T/bin/dbg"$'\t-\t-$'
+	done
+	refute_line --partial $'\tdbg_'
+	refute_line --partial $'\tmain\t'
 	# with the recorded build-id's debug file at hand, the names are right
 	mkdir -p "$T/root/.build-id/${bid:0:2}"
 	objcopy --only-keep-debug "$D/dbg" "$T/root/.build-id/${bid:0:2}/${bid:2}.debug"
-	symbolize --debug-dir "$T/root" "$T/in.unw"
+	symbolize --cache-dir "$T/cache" --debug-dir "$T/root" "$T/in.unw"
 	assert_success
-	assert_line --regexp $'\tnative\tbuildid\t-\t0x[0-9a-f]+\tdbg_leaf\t'
-	[[ $stderr =~ named\ from\ the\ debug\ file ]] || fail "stderr: $stderr"
+	assert_line --regexp $'\tnative\tbuildid\t-\t0x[0-9a-f]+\tdbg_leaf\t[^\t]+\t[^\t]*dbg.c\t'"$(line_of "$D/dbg.c" dbg_leaf)"
+	assert_line --regexp $'\tnative\tbuildid\t-\t0x[0-9a-f]+\tdbg_local\t'
+	[[ $stderr == "sp-symbolize: no file with build-id $bid for '$T/bin/dbg': named from its debug file" ]] ||
+		fail "stderr: $stderr"
+	# and the original in the build-id cache serves as the file itself
+	mkdir -p "$T/cache/buildid/${bid:0:2}/${bid:2}"
+	cp "$D/dbg" "$T/cache/buildid/${bid:0:2}/${bid:2}/elf"
+	symbolize --cache-dir "$T/cache" --no-system-debug "$T/in.unw"
+	assert_success
+	assert_line --regexp $'\tnative\tsymtab\t-\t0x[0-9a-f]+\tdbg_leaf\t'
+	[[ -z $stderr ]] || fail "stderr: $stderr"
 }
 
 @test "kernel frames of a syscall-heavy program, marked _[k]" {
