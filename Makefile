@@ -48,7 +48,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err \
 	elf/dwarfinfo elf/demangle elf/jitdump elf/gopclntab elf/bidstore \
 	elf/locate \
 	record/record record/events record/convert record/merge record/attach \
-	record/synth record/capture record/stacktail \
+	record/synth record/capture record/stacktail record/keep \
 	unwind/unwind unwind/outermost unwind/gostep unwind/splice unwind/intern \
 	unwind/unwstream unwind/missing \
 	symbolize/symbolize symbolize/src-kernel symbolize/src-elf symbolize/src-go \

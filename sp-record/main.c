@@ -13,6 +13,7 @@
 
 #include "base/clock.h"
 #include "cli/cli.h"
+#include "elf/bidstore.h"
 #include "os/launch.h"
 #include "os/perf.h"
 #include "record/record.h"
@@ -31,6 +32,8 @@ static struct options {
 	uint64_t timeout_ns;	/* 0: let COMMAND run as long as it likes */
 	const char *output;
 	const char *command_stdout;
+	int no_cache;
+	char cache_dir[4096];	/* "": the default */
 } opt = {
 	.output = "-",
 };
@@ -90,6 +93,12 @@ static void usage(void)
 	       "                           1..%u (default %u)\n"
 	       "  -o, --output FILE        write to FILE instead of standard output\n"
 	       "      --no-kernel          do not record kernel callchains\n"
+	       "      --cache-dir DIR      keep copies of mapped binaries deleted or replaced\n"
+	       "                           while recording in the build-id cache DIR (default\n"
+	       "                           $XDG_CACHE_HOME/stackpulse, else ~/.cache/stackpulse)\n"
+	       "      --cache-size SIZE    evict the oldest copies to keep the cache under\n"
+	       "                           SIZE bytes (K, M, G suffixes; 0: no limit; default 1G)\n"
+	       "      --no-cache           keep no copies\n"
 	       "  -h, --help               show this help and exit\n"
 	       "  -V, --version            show the version and exit\n"
 	       "\n"
@@ -101,6 +110,29 @@ static void usage(void)
 	       SP_RECORD_MAX_TAIL, SP_RECORD_DEFAULT_TAIL,
 	       sp_perf_event_names(), SP_RECORD_MAX_PAGES,
 	       SP_RECORD_DEFAULT_PAGES);
+}
+
+/* Bytes with an optional K, M or G (powers of 1024); NULL or why not. */
+static const char *parse_size(const char *s, uint64_t *out)
+{
+	static const char *const why = "must be a number of bytes, with K, M or G";
+	char digits[32];
+	size_t n = strlen(s);
+	unsigned shift = 0;
+	uint64_t v;
+
+	if (n && strchr("KkMmGg", s[n - 1])) {
+		shift = strchr("Kk", s[n - 1]) ? 10 : strchr("Mm", s[n - 1]) ? 20 : 30;
+		n--;
+	}
+	if (!n || n >= sizeof(digits))
+		return why;
+	memcpy(digits, s, n);
+	digits[n] = 0;
+	if (sp_parse_u64(digits, 0, UINT64_MAX >> shift, &v))
+		return why;
+	*out = v << shift;
+	return NULL;
 }
 
 static void add_pids(char *list)
@@ -128,7 +160,7 @@ static void add_pids(char *list)
 static void parse_options(int argc, char **argv)
 {
 	enum { OPT_STACK = 256, OPT_NO_KERNEL, OPT_ATTACH, OPT_TIMEOUT,
-	       OPT_CMD_STDOUT };
+	       OPT_CMD_STDOUT, OPT_CACHE_DIR, OPT_CACHE_SIZE, OPT_NO_CACHE };
 	enum { OPT_STACK_TAIL = 512 };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -143,6 +175,9 @@ static void parse_options(int argc, char **argv)
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
+		{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
+		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -225,6 +260,21 @@ static void parse_options(int argc, char **argv)
 		case OPT_NO_KERNEL:
 			opt.rec.kernel = SP_RECORD_KERNEL_OFF;
 			break;
+		case OPT_CACHE_DIR:
+			if (!*optarg || strlen(optarg) >= sizeof(opt.cache_dir))
+				sp_usage_error("invalid cache directory '%s': must be a path shorter than %zu bytes",
+					       optarg, sizeof(opt.cache_dir));
+			snprintf(opt.cache_dir, sizeof(opt.cache_dir), "%s", optarg);
+			break;
+		case OPT_CACHE_SIZE:
+			why = parse_size(optarg, &opt.rec.cache_max);
+			if (why)
+				sp_usage_error("invalid cache size '%s': %s",
+					       optarg, why);
+			break;
+		case OPT_NO_CACHE:
+			opt.no_cache = 1;
+			break;
 		case 'h':
 			usage();
 			exit(SP_EXIT_OK);
@@ -247,6 +297,21 @@ static void parse_options(int argc, char **argv)
 		sp_usage_error("--timeout needs a COMMAND to end");
 	if (!opt.command && opt.command_stdout)
 		sp_usage_error("--command-stdout needs a COMMAND");
+	if (opt.no_cache && opt.cache_dir[0])
+		sp_usage_error("--no-cache and --cache-dir: keep copies or not");
+}
+
+/* The build-id cache: --cache-dir, else the default; none with --no-cache. */
+static void choose_cache(void)
+{
+	if (opt.no_cache)
+		return;
+	if (!opt.cache_dir[0] &&
+	    sp_bidstore_default_dir(opt.cache_dir, sizeof(opt.cache_dir))) {
+		sp_warn("no build-id cache: neither XDG_CACHE_HOME nor HOME is set (give --cache-dir or --no-cache)");
+		return;
+	}
+	opt.rec.cache_dir = opt.cache_dir;
 }
 
 static void handle_signals(void)
@@ -271,6 +336,56 @@ static void handle_signals(void)
 static struct sp_recorder *rec;
 static struct sp_out *out;
 static int rec_failed;
+
+static const char *keep_error(int err)
+{
+	switch (err) {
+	case -ESRCH:
+		return "no process maps it any more";
+	case -EILSEQ:
+		return "the mapped file was changed in place";
+	case -EPERM:
+	case -EACCES:
+		return "/proc/PID/map_files needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE";
+	default:
+		return strerror(-err);
+	}
+}
+
+/* The binaries that needed a copy in the build-id cache, and the cache. */
+static void report_kept(const struct sp_record_stats *st)
+{
+	static const char deleted[] = " (deleted)";
+	struct sp_record_kept k;
+	size_t i, n;
+
+	for (i = 0; sp_recorder_kept(rec, i, &k) == 0; i++) {
+		/* the kernel's mark says what the message says already */
+		n = strlen(k.path);
+		if (n > sizeof(deleted) - 1 &&
+		    !strcmp(k.path + n - (sizeof(deleted) - 1), deleted))
+			n -= sizeof(deleted) - 1;
+		if (k.kept && k.bytes)
+			sp_warn("'%.*s' was %s while mapped: kept a copy (build-id %s, %.1f KiB) in '%s'",
+				(int)n, k.path, k.why, k.build_id,
+				k.bytes / 1024.0, opt.cache_dir);
+		else if (k.kept)
+			sp_warn("'%.*s' was %s while mapped: '%s' has a copy (build-id %s) already",
+				(int)n, k.path, k.why, opt.cache_dir, k.build_id);
+		else
+			sp_warn("'%.*s' was %s while mapped and no copy could be kept: %s: its frames will be [unknown build-id %.12s]",
+				(int)n, k.path, k.why, keep_error(k.err),
+				k.build_id);
+	}
+	if (st->cache_error)
+		sp_warn("cannot trim the build-id cache '%s': %s",
+			opt.cache_dir, strerror(-st->cache_error));
+	else if (st->cache_evicted)
+		sp_warn("build-id cache '%s': %llu copies evicted, %llu kept (%.1f MiB)",
+			opt.cache_dir, (unsigned long long)st->cache_evicted,
+			(unsigned long long)st->cache_files,
+			st->cache_bytes / 1048576.0);
+}
 
 /* Write everything out and report; after this the recording is over. */
 static void end_recording(int *lost)
@@ -313,6 +428,7 @@ static void end_recording(int *lost)
 				st.duration_ns / 1e9);
 		*lost = st.lost != 0;
 	}
+	report_kept(&st);
 	sp_recorder_free(rec);
 	rec = NULL;
 	sp_out_close(out);
@@ -553,6 +669,7 @@ int main(int argc, char **argv)
 	sp_prog = "sp-record";
 	sp_record_opts_init(&opt.rec);
 	parse_options(argc, argv);
+	choose_cache();
 	if (getenv("SP_TEST_ATTACH_DELAY_MS"))
 		opt.rec.attach_hold_ms = (unsigned)atoi(getenv("SP_TEST_ATTACH_DELAY_MS"));
 	opt.rec.interrupted = &stop;

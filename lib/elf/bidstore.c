@@ -213,7 +213,15 @@ static int remove_copy(const char *dir)
 			unlink(path);
 	}
 	closedir(d);
-	return rmdir(dir) ? -errno : 0;
+	if (rmdir(dir))
+		return -errno;
+	/* and DIR/buildid/ab when that was its last copy (else it stays) */
+	snprintf(path, sizeof(path), "%s", dir);
+	if (strrchr(path, '/')) {
+		*strrchr(path, '/') = 0;
+		rmdir(path);
+	}
+	return 0;
 }
 
 /*
@@ -285,7 +293,6 @@ static int walk_store(struct walk *w, const char *root)
 			e = note_copy(w, dir);
 		}
 		closedir(d);
-		rmdir(sub);	/* only when it is empty */
 	}
 	closedir(top);
 	return e;
@@ -307,9 +314,10 @@ int sp_bidstore_trim(const char *dir, uint64_t max, time_t keep_since,
 		for (i = 0; i < w.n; i++)
 			u->bytes += w.v[i].bytes;
 		u->files = w.n;
-		qsort(w.v, w.n, sizeof(*w.v), by_age);
+		if (w.n)
+			qsort(w.v, w.n, sizeof(*w.v), by_age);
 		for (i = 0; i < w.n && u->bytes > max; i++) {
-			if (w.v[i].mtime >= keep_since)
+			if (keep_since && w.v[i].mtime >= keep_since)
 				break;	/* the rest are newer still */
 			if (remove_copy(w.v[i].dir))
 				continue;

@@ -64,8 +64,8 @@ struct sp_bidstore_usage {
 /*
  * Evict copies, the least recently used first, until the store holds at
  * most max bytes, sparing those written or needed at or after keep_since
- * (a CLOCK_REALTIME second: what the caller's recording uses), which may
- * leave it above max.  Temporary files older than an hour (a copy that was
+ * (a CLOCK_REALTIME second: what the caller's recording uses; 0 spares
+ * none), which may leave it above max.  Temporary files older than an hour (a copy that was
  * cut short) go too.  Fills *u; returns 0 or -errno (a directory that does
  * not exist is an empty store).
  */

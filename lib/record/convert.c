@@ -218,6 +218,10 @@ static int conv_mmap(struct sp_recorder *r, const struct perf_event_header *h)
 	m->prot = prot;
 	m->mflags = flags;
 	memcpy(m->filename, name, namelen + 1);
+	if (m->build_id_size &&
+	    rec_keep_mapping(r, f.pid, f.addr, f.len, t.time, name,
+			     m->build_id, m->build_id_size, 0, 0, 0))
+		return -ENOMEM;
 	if (!strcmp(name, "[vdso]"))
 		return rec_capture_vdso(r, f.pid, f.addr, f.len, t.time);
 	return 0;
@@ -246,8 +250,10 @@ static int conv_comm(struct sp_recorder *r, const struct perf_event_header *h)
 	o->time = t.time;
 	o->pid = ids[0];
 	o->tid = ids[1];
-	if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+	if (h->misc & PERF_RECORD_MISC_COMM_EXEC) {
 		o->flags = SP_COMM_EXEC;
+		rec_keep_forget(r, ids[0], t.time);	/* a new address space */
+	}
 	memcpy(o->comm, c.p, n < sizeof(o->comm) ? n : sizeof(o->comm) - 1);
 	return rec_note_ids(r, ids[0], ids[1], 0);
 }
@@ -277,12 +283,15 @@ static int conv_task(struct sp_recorder *r, const struct perf_event_header *h)
 	o->ptid = f.ptid;
 	if (fork) {
 		if (f.pid != f.ppid &&
-		    rec_pmap_fork(r, (pid_t)f.pid, (pid_t)f.ppid))
+		    (rec_pmap_fork(r, (pid_t)f.pid, (pid_t)f.ppid) ||
+		     rec_keep_fork(r, f.pid, f.ppid, f.time)))
 			return -ENOMEM;
 		return rec_note_ids(r, f.pid, f.tid, REC_ID_FORKED);
 	}
-	if (f.pid == f.tid)
+	if (f.pid == f.tid) {
 		rec_pmap_exit(r, (pid_t)f.pid);
+		rec_keep_forget(r, f.pid, f.time);
+	}
 	if (rec_thread_flags(r, f.tid) & REC_ID_ATTACHED)
 		rec_thread_exited(r, (pid_t)f.tid);
 	return 0;

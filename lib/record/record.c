@@ -35,6 +35,8 @@ void sp_record_opts_init(struct sp_record_opts *o)
 	o->attach = SP_RECORD_ATTACH_STOP;
 	o->attach_hold_ms = 0;
 	o->perfmap_dir = NULL;
+	o->cache_dir = NULL;
+	o->cache_max = SP_RECORD_DEFAULT_CACHE_MAX;
 }
 
 long long sp_record_max_frequency(void)
@@ -91,6 +93,11 @@ struct sp_recorder *sp_recorder_new(const struct sp_record_opts *o,
 	snprintf(r->perfmap_dir, sizeof(r->perfmap_dir), "%s",
 		 o->perfmap_dir ? o->perfmap_dir : SP_PERFMAP_DIR);
 	r->o.perfmap_dir = r->perfmap_dir;
+	if (o->cache_dir && !(r->keep.dir = strdup(o->cache_dir))) {
+		free(r);
+		return NULL;
+	}
+	r->o.cache_dir = r->keep.dir;
 	r->out = out;
 	rec_copy_own_vdso(r);
 	return r;
@@ -107,6 +114,7 @@ void sp_recorder_free(struct sp_recorder *r)
 	rec_synth_release(&r->syn);
 	rec_capture_release(&r->cap);
 	rec_tail_release(&r->tail);
+	rec_keep_release(&r->keep);
 	sp_u64map_release(&r->threads);
 	sp_u64map_release(&r->procs);
 	free(r);
@@ -298,6 +306,9 @@ int sp_recorder_consume(struct sp_recorder *r)
 	if (e)
 		return e;
 	rec_release_exited(r);
+	/* before the MMAP records go out: a reader may open their files now */
+	if (rec_keep_pass(r, 0))
+		return sp_err_set(&r->err, -ENOMEM, "out of memory");
 	e = rec_perfmap_pass(r);
 	if (e)
 		return sp_err_set(&r->err, e, "cannot write the raw stream: %s",
@@ -351,6 +362,13 @@ void sp_recorder_stats(const struct sp_recorder *r, struct sp_record_stats *st)
 	st->tails = r->tail.captured;
 	st->tails_changed = r->tail.changed;
 	st->tail_bytes = r->tail.bytes;
+	st->kept = r->keep.kept;
+	st->kept_bytes = r->keep.kept_bytes;
+	st->keep_failed = r->keep.failed;
+	st->cache_files = r->keep.store_files;
+	st->cache_bytes = r->keep.store_bytes;
+	st->cache_evicted = r->keep.evicted;
+	st->cache_error = r->keep.trim_err;
 }
 
 int sp_recorder_finish(struct sp_recorder *r, struct sp_record_stats *st)
@@ -365,6 +383,9 @@ int sp_recorder_finish(struct sp_recorder *r, struct sp_record_stats *st)
 	}
 	sp_recorder_disable(r);
 	e = rec_collect(r);
+	/* the last look while the targets may still map what they mapped */
+	if (!e && rec_keep_pass(r, 1))
+		e = -ENOMEM;
 	if (!e)
 		e = rec_perfmap_pass(r);
 	if (!e)
@@ -389,6 +410,8 @@ int sp_recorder_finish(struct sp_recorder *r, struct sp_record_stats *st)
 	if (e)
 		sp_err_set(&r->err, e, "cannot write the raw stream: %s",
 			   strerror(-e));
+	else
+		rec_keep_finish(r);	/* the stream is whole either way */
 	if (st)
 		sp_recorder_stats(r, st);
 	return e;

@@ -16,7 +16,9 @@
  * could not find any more: the [vdso] bytes of every process, the kernel
  * symbols the samples hit (SP_REC_KSYM, from /proc/kallsyms), the build ids
  * of mapped files, and what the targets append to /tmp/perf-PID.map
- * (SP_REC_PERFMAP).
+ * (SP_REC_PERFMAP).  With a build-id cache it also keeps, outside the
+ * stream, a copy of each mapped binary that is deleted or replaced on disk
+ * while a target maps it, read through /proc/PID/map_files.
  *
  * Use: sp_recorder_new(), sp_recorder_attach(), then loop on
  * sp_recorder_wait() and sp_recorder_consume() until a deadline, a signal
@@ -88,11 +90,20 @@ struct sp_record_opts {
 					   handler: the hold ends early */
 	const char *perfmap_dir;	/* where perf-PID.map files are; NULL:
 					   "/tmp" (copied) */
+	const char *cache_dir;	/* the build-id cache (elf/bidstore.h) to
+				   keep copies of deleted and replaced
+				   binaries in; NULL: keep none (copied) */
+	uint64_t cache_max;	/* bytes the cache may hold after the
+				   recording (0: no limit); the oldest
+				   copies are evicted */
 };
+
+#define SP_RECORD_DEFAULT_CACHE_MAX	(1ull << 30)
 
 /*
  * Fill o with the defaults: 99 Hz, 61440 bytes, tails of 262144 bytes,
- * cpu-clock, 0, AUTO, SP_RECORD_ATTACH_STOP, no hold, /tmp.
+ * cpu-clock, 0, AUTO, SP_RECORD_ATTACH_STOP, no hold, /tmp, no build-id
+ * cache (a cap of SP_RECORD_DEFAULT_CACHE_MAX when one is given).
  */
 void sp_record_opts_init(struct sp_record_opts *o);
 
@@ -120,6 +131,29 @@ struct sp_record_stats {
 	uint64_t tails;		/* of them, finished by a stack tail */
 	uint64_t tails_changed;	/* no tail: the stack at the seam had changed */
 	uint64_t tail_bytes;	/* bytes of TAIL records written */
+	uint64_t kept;		/* binaries copied into the build-id cache */
+	uint64_t kept_bytes;
+	uint64_t keep_failed;	/* binaries that needed a copy and got none */
+	uint64_t cache_files;	/* what the cache holds after the recording */
+	uint64_t cache_bytes;
+	uint64_t cache_evicted;	/* copies evicted to stay under cache_max */
+	int cache_error;	/* -errno: the cache could not be trimmed */
+};
+
+/*
+ * A mapped binary that will not be at its path later (deleted, or
+ * replaced by a file with another build-id) and the copy kept of it.
+ */
+struct sp_record_kept {
+	const char *path;	/* as recorded */
+	char build_id[41];	/* hex */
+	const char *why;	/* "deleted" or "replaced" */
+	int kept;		/* the cache holds a copy */
+	uint64_t bytes;		/* written by this recording; 0 when the
+				   cache had it already */
+	int err;		/* no copy: -errno (-ESRCH: the process had
+				   gone, -EILSEQ: the mapped file was
+				   changed in place) */
 };
 
 struct sp_recorder;
@@ -181,6 +215,14 @@ int sp_recorder_finish(struct sp_recorder *r, struct sp_record_stats *st);
 
 /* Counts so far. */
 void sp_recorder_stats(const struct sp_recorder *r, struct sp_record_stats *st);
+
+/*
+ * The i-th binary that needed a copy in the build-id cache, in the order
+ * met: fills *k (strings owned by the recorder) and returns 0, or -ENOENT
+ * past the last.
+ */
+int sp_recorder_kept(const struct sp_recorder *r, size_t i,
+		     struct sp_record_kept *k);
 
 /* The last error, one line without the program name; "" if none. */
 const char *sp_recorder_error(const struct sp_recorder *r);

@@ -3,7 +3,7 @@
  * recorder.h: the inside of struct sp_recorder, shared by the files of
  * lib/record/ and by nothing else (record.h is what callers see).
  *
- * A recording has seven concerns, one file each, and the recorder is one
+ * A recording has eight concerns, one file each, and the recorder is one
  * part per concern, owned by its file; a part is touched from outside its
  * file only through the rec_ functions below:
  *
@@ -18,6 +18,8 @@
  *			symbols, perf map text, [vdso] images
  *	stacktail.c	the rest of stacks deeper than their copy, read from
  *			the live process (stack tails)
+ *	keep.c		copies of mapped binaries that will not be at their
+ *			paths later, in the build-id cache
  *
  * record.c holds the rest: the public functions that run a recording in
  * that order, and what every part reports to (the threads seen, the
@@ -330,6 +332,83 @@ void rec_tail_write(struct sp_recorder *r, struct sp_rec_hdr *h);
 
 void rec_tail_release(struct rec_tail *t);
 
+/* keep.c ------------------------------------------------------------------- */
+
+/* A process that maps a watched file: where its map_files entry is. */
+struct rec_holder {
+	pid_t pid;
+	uint64_t start, end;
+	uint64_t time;		/* of its MMAP record */
+};
+
+/* A file mapped with a build-id, by path and build-id. */
+struct rec_kfile {
+	const char *path;	/* as recorded, owned by rec_keep.keys */
+	uint8_t bid[20];
+	uint8_t len;
+	uint8_t state;		/* REC_KEEP_* */
+	uint8_t checked;	/* the path was looked at once */
+	uint32_t maj, min;	/* what /proc said was mapped, ino 0: unknown */
+	uint64_t ino;
+	struct rec_stat {
+		uint64_t dev, ino, size;
+		int64_t mtime_ns, ctime_ns;
+	} seen;			/* the path when it last had the build-id */
+	struct rec_holder *holders;
+	size_t nholders, cap;
+	const char *why;	/* "deleted", "replaced" */
+	uint64_t bytes;		/* stored by this recording */
+	int err;		/* why no copy could be kept: -errno */
+};
+
+#define REC_KEEP_WATCH	0	/* at its path, as mapped */
+#define REC_KEEP_KEPT	1	/* a copy is in the cache */
+#define REC_KEEP_FAILED	2	/* needed one, could not take it */
+
+struct rec_keep {
+	char *dir;		/* NULL: keep nothing */
+	struct sp_strtab keys;	/* "hex path" -> files[] */
+	struct rec_kfile *files;
+	size_t n, cap;
+	size_t unchecked;	/* files added since the last pass */
+	uint64_t last_full;	/* CLOCK_MONOTONIC ns of the last full pass */
+	uint64_t kept, kept_bytes, failed;
+	uint64_t store_bytes, store_files, evicted;
+	int trimmed;
+	int trim_err;		/* -errno of the trim at the end */
+};
+
+/*
+ * A mapping of a file with a build-id, from /proc (maj, min, ino known)
+ * or from the kernel (0): watch it while pid maps it.  0 or -ENOMEM.
+ */
+int rec_keep_mapping(struct sp_recorder *r, uint32_t pid, uint64_t start,
+		     uint64_t len, uint64_t time, const char *path,
+		     const uint8_t *bid, size_t bid_len, uint32_t maj,
+		     uint32_t min, uint64_t ino);
+
+/* Process pid exited or exec'd at time: its mappings until then are gone. */
+void rec_keep_forget(struct sp_recorder *r, uint32_t pid, uint64_t time);
+
+/* Process pid was forked from ppid: it maps what ppid did.  0 or -ENOMEM. */
+int rec_keep_fork(struct sp_recorder *r, uint32_t pid, uint32_t ppid,
+		  uint64_t time);
+
+/*
+ * Look at the paths of the files added since the last pass and, once a
+ * second (every time with all), of every watched file; copy into the cache
+ * those deleted or replaced.  0 or -ENOMEM.
+ */
+int rec_keep_pass(struct sp_recorder *r, int all);
+
+/*
+ * The recording has ended: trim the cache to its size, once, if this
+ * recording copied anything into it (a failure is kept in trim_err).
+ */
+void rec_keep_finish(struct sp_recorder *r);
+
+void rec_keep_release(struct rec_keep *k);
+
 /* record.c ---------------------------------------------------------------- */
 
 /* Flags of a thread or process id in sp_recorder.threads and .procs. */
@@ -350,6 +429,7 @@ struct sp_recorder {
 	struct rec_synth syn;
 	struct rec_capture cap;
 	struct rec_tail tail;
+	struct rec_keep keep;
 
 	/*
 	 * Every part reports here what the summary counts: the threads and

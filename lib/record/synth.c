@@ -189,6 +189,13 @@ static int synth_map(const struct sp_procfs_map *m, void *arg)
 	o->build_id_size = (uint8_t)map_build_id(s->r, s->pid, m, o->build_id);
 	memcpy(o->filename, name, n);
 	o->filename[n] = 0;
+	if (o->build_id_size &&
+	    rec_keep_mapping(s->r, (uint32_t)s->pid, m->start, o->len, o->time,
+			     o->filename, o->build_id, o->build_id_size,
+			     m->maj, m->min, m->ino)) {
+		s->err = -ENOMEM;
+		return -ENOMEM;
+	}
 	e = sp_out_rec(s->r->out, o, sizeof(*o) + n + 1);
 	if (!e && !strcmp(name, "[vdso]"))
 		e = synth_vdso(s, m);
