@@ -252,7 +252,7 @@ EOF_IN
 	dbg_stream "$T/bin/dbg" "$bid"
 	symbolize --cache-dir "$T/cache" --no-system-debug "$T/in.unw"
 	assert_failure 1
-	[[ $stderr == "sp-symbolize: no file with build-id $bid for '$T/bin/dbg' (replaced or deleted since the recording, and not in the build-id cache): 3 samples, 3 frames named [unknown build-id ${bid:0:12}]" ]] ||
+	[[ $stderr == "sp-symbolize: no file with build-id $bid for '$T/bin/dbg' (replaced or deleted since the recording, and not in the build-id cache): its frames in 3 samples are [unknown build-id ${bid:0:12}]" ]] ||
 		fail "stderr: $stderr"
 	for i in 0 1 2; do
 		assert_line --regexp "^frame"$'\t100\t1\t'"$i"$'\tnative\tnone\tno-buildid\t0x[0-9a-f]+\t\\[unknown build-id '"${bid:0:12}"$'\\]\t'"$T/bin/dbg"$'\t-\t-$'

@@ -1,0 +1,282 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# buildid.bats: the whole pipeline unwinds and names with the files that
+# ran, found by their recorded build-ids.  A library replaced on disk after
+# the recording is never used: its frames are [unknown build-id ...], its
+# stacks noinfo, exit 1.  One replaced or deleted while recorded is copied
+# into the build-id cache by sp-record and unwound and named from the copy;
+# without the cache it is missing.  And the cache's options and size cap.
+# The workloads are built here: tests/workloads/bid-main.c over bid-lib.c
+# (libwlv.so, in two builds with the same names and other code).
+
+load common
+
+# The chain every sample of bid-main runs (wl_burn is inlined in its leaf).
+CHAIN='main;drive;wlv_run;wlv_outer;wlv_leaf'
+
+setup_file() {
+	local d=$BATS_FILE_TMPDIR cc=${WL_CC:-cc}
+	local flags=(-O2 -g -fomit-frame-pointer -I"$WL_SRC")
+	mkdir -p "$d/v1" "$d/v2"
+	"$cc" "${flags[@]}" -fPIC -shared -Wl,--build-id -Wl,-soname,libwlv.so \
+		-o "$d/v1/libwlv.so" "$WL_SRC/bid-lib.c"
+	"$cc" "${flags[@]}" -fPIC -shared -Wl,--build-id -Wl,-soname,libwlv.so \
+		-DWLV_VARIANT=2 -o "$d/v2/libwlv.so" "$WL_SRC/bid-lib.c"
+	# it finds libwlv.so beside itself, wherever a test puts the two
+	"$cc" "${flags[@]}" -DWLV_LINKED -Wl,--build-id -o "$d/bid-linked" \
+		"$WL_SRC/bid-main.c" -L"$d/v1" -lwlv -Wl,-rpath,'$ORIGIN'
+	"$cc" "${flags[@]}" -Wl,--build-id -o "$d/bid-dlopen" "$WL_SRC/bid-main.c"
+}
+
+setup() {
+	require_tools
+	D=$BATS_FILE_TMPDIR
+	T=$BATS_TEST_TMPDIR
+	BID1=$(build_id "$D/v1/libwlv.so")
+	BID2=$(build_id "$D/v2/libwlv.so")
+	[[ -n $BID1 && -n $BID2 ]] || fail "the linker wrote no build-id"
+	[[ $BID1 != "$BID2" ]] || fail "the two builds of libwlv.so have one build-id"
+	# no test reads or writes the cache of the user running it
+	export XDG_CACHE_HOME=$T/xdg
+}
+
+# build_id FILE: its GNU build-id in hex.
+build_id() {
+	readelf -n "$1" | awk '/Build ID:/ { print $3 }'
+}
+
+# copy_of DIR BID: where the build-id cache DIR keeps BID's copy.
+copy_of() {
+	echo "$1/buildid/${2:0:2}/${2:2}/elf"
+}
+
+# start_linked [ACTION ARGS...]: $T/bin/bid-linked with build 1 of
+# libwlv.so beside it, held until released, for 1 s of CPU time.
+start_linked() {
+	mkdir -p "$T/bin"
+	cp "$D/bid-linked" "$D/v1/libwlv.so" "$T/bin/"
+	WL_CLOCK=cpu start_cmd --go "$T/bin/bid-linked" 1 "$@"
+}
+
+# kept_or_gone COPY PID: COPY exists; fatal when sp-record PID ended first.
+kept_or_gone() {
+	[[ -f $1 ]] && return 0
+	if gone "$2"; then
+		[[ -f $1 ]] && return 0
+		fatal "sp-record ended without keeping $1: $(cat "$T/run.raw.err")"
+		return
+	fi
+	return 1
+}
+
+# record_until_kept COPY ARGS...: sp-record -p $TARGET_PID -o $T/run.raw
+# ARGS; release the target (started with WL_STOP=$T/stop), wait until the
+# cache holds COPY, then let the target end.  Sets status, and stderr and
+# output (sp-record's stderr) as run would.
+record_until_kept() {
+	local copy=$1 pid
+	shift
+	"$SP_RECORD" -p "$TARGET_PID" -o "$T/run.raw" "$@" 2>"$T/run.raw.err" 3>&- &
+	pid=$!
+	recording_started "$T/run.raw" "$pid"
+	release_target
+	wait_until 60 "a copy in the build-id cache ($copy)" kept_or_gone "$copy" "$pid"
+	: >"$T/stop"
+	status=0
+	wait "$pid" || status=$?
+	stderr=$(cat "$T/run.raw.err")
+	output=$stderr
+}
+
+# samples_recorded: the sample count of sp-record's report in $stderr.
+samples_recorded() {
+	sed -n 's/^sp-record: \([0-9]*\) samples, .*/\1/p' <<<"$stderr"
+}
+
+# unwind_and_symbolize ARGS...: sp-unwind ARGS < $T/run.raw > $T/run.unw,
+# then sp-symbolize ARGS and sp-fold into $T/run.sym and $T/run.folded;
+# their statuses in UNW_STATUS and SYM_STATUS, stderr in UNW_ERR and
+# SYM_ERR.
+unwind_and_symbolize() {
+	UNW_STATUS=0 SYM_STATUS=0
+	"$SP_UNWIND" "$@" <"$T/run.raw" >"$T/run.unw" 2>"$T/unw.err" || UNW_STATUS=$?
+	"$SP_SYMBOLIZE" --kallsyms /dev/null "$@" <"$T/run.unw" >"$T/run.sym" \
+		2>"$T/sym.err" || SYM_STATUS=$?
+	"$SP_FOLD" <"$T/run.sym" >"$T/run.folded" || fail "sp-fold failed"
+	UNW_ERR=$(cat "$T/unw.err")
+	SYM_ERR=$(cat "$T/sym.err")
+}
+
+# unwound COUNT-NAME: a count of sp-unwind's report line ("complete", ...).
+unwound() {
+	sed -n "s/^sp-unwind: [0-9]* samples, [0-9]* stacks: .*[^0-9]\([0-9][0-9]*\) $1.*/\1/p" <<<"$UNW_ERR" | head -1
+}
+
+unwound_samples() {
+	sed -n 's/^sp-unwind: \([0-9]*\) samples, .*/\1/p' <<<"$UNW_ERR"
+}
+
+show() {
+	echo "# sp-unwind exited $UNW_STATUS:"
+	sed 's/^/#   /' <<<"$UNW_ERR"
+	echo "# sp-symbolize exited $SYM_STATUS:"
+	sed 's/^/#   /' <<<"$SYM_ERR"
+	show_folded "$T/run.folded"
+}
+
+# assert_whole N: the N samples unwound complete through the library and
+# named by it: the chain in (nearly) every one, no frame of a missing file.
+assert_whole() {
+	local n=$1 chain
+	if ((UNW_STATUS != 0 || SYM_STATUS != 0)) || [[ $(unwound noinfo) != 0 ]] ||
+		[[ $(unwound_samples) != "$n" ]] || grep -q 'unknown build-id' "$T/run.folded"; then
+		show
+		fail "want $n samples unwound and named whole"
+	fi
+	chain=$(fold_count "$T/run.folded" "(^|;)$CHAIN(;|\$)")
+	# all their work is in the chain: a sample elsewhere is a rare moment
+	((chain * 100 >= n * 95)) || { show; fail "$chain of $n samples in $CHAIN"; }
+	((n >= 50)) || fail "only $n samples in 1 s of CPU at 99 Hz"
+}
+
+# assert_missing N PATH BID: of the N samples, those in PATH end there
+# as [unknown build-id ...] (nearly all), counted alike by every tool, and
+# nothing is named or unwound from the file now at PATH.
+assert_missing() {
+	local n=$1 path=$2 bid=$3 ended unknown
+	ended=$(unwound noinfo)
+	unknown=$(fold_count "$T/run.folded" "\\[unknown build-id ${bid:0:12}\\]")
+	if ((UNW_STATUS != 1 || SYM_STATUS != 1)) || [[ $(unwound_samples) != "$n" ]] ||
+		[[ $ended != "$unknown" ]] || ((unknown * 100 < n * 95)); then
+		show
+		fail "want ~$n samples ending at [unknown build-id ${bid:0:12}], exit 1 twice ($ended noinfo, $unknown unknown)"
+	fi
+	grep -qF "sp-unwind: no file with build-id $bid for '$path' (replaced or deleted since the recording, and not in the build-id cache): $ended samples end there" <<<"$UNW_ERR" ||
+		{ show; fail "sp-unwind did not name $path"; }
+	grep -qF "sp-symbolize: no file with build-id $bid for '$path' (replaced or deleted since the recording, and not in the build-id cache): its frames in $unknown samples are [unknown build-id ${bid:0:12}]" <<<"$SYM_ERR" ||
+		{ show; fail "sp-symbolize did not name $path"; }
+	# the outermost frame of its stacks: no caller (but a frame saying how
+	# the stack ended) was made up past it
+	! grep -F "[unknown build-id ${bid:0:12}]" "$T/run.folded" |
+		grep -vqE "^[^;]*(;\\[[^];]*\\])*;\\[unknown build-id ${bid:0:12}\\](;| )" ||
+		{ show; fail "callers of a missing file's frame"; }
+	! grep -qE $'\twlv_(run|outer|leaf)\t' "$T/run.sym" || { show; fail "named from another build"; }
+	grep -qE $'^frame\t[0-9]+\t[0-9]+\t0\tnative\tnone\tno-buildid\t0x[0-9a-f]+\t\\[unknown build-id '"${bid:0:12}"$'\\]\t'"$path"$'\t-\t-$' "$T/run.sym" ||
+		{ show; fail "no leaf frame [unknown build-id ${bid:0:12}] of $path"; }
+}
+
+@test "a library replaced after the recording: never used; [unknown build-id], noinfo, exit 1; the original in the cache is" {
+	need_perf_events
+	start_linked
+	record_released "$T/run.raw" --cache-dir "$T/cache"
+	assert_success
+	n=$(samples_recorded)
+	# nothing was deleted or replaced while recording: nothing kept
+	[[ -z $(find "$T/cache" -name elf 2>/dev/null) ]] || fail "a copy was kept: $(find "$T/cache")"
+	refute_output --partial "while mapped"
+	# the upgrade: another build renamed over it, as package managers do
+	cp "$D/v2/libwlv.so" "$T/bin/libwlv.so.new"
+	mv -f "$T/bin/libwlv.so.new" "$T/bin/libwlv.so"
+	unwind_and_symbolize --cache-dir "$T/cache"
+	assert_missing "$n" "$T/bin/libwlv.so" "$BID1"
+	# had the cache kept the original, it would serve
+	mkdir -p "$(dirname "$(copy_of "$T/cache" "$BID1")")"
+	cp "$D/v1/libwlv.so" "$(copy_of "$T/cache" "$BID1")"
+	unwind_and_symbolize --cache-dir "$T/cache"
+	assert_whole "$n"
+	# and so does the original back at its path, without the cache
+	cp "$D/v1/libwlv.so" "$T/bin/libwlv.so"
+	unwind_and_symbolize --cache-dir "$T/nowhere"
+	assert_whole "$n"
+}
+
+@test "a library replaced while recorded: the cache keeps the original, stacks whole, names right, the cache stays under --cache-size" {
+	need_perf_events
+	local copy=$(copy_of "$T/cache" "$BID1") old
+	# copies of earlier recordings (100 KiB each): three old, one recent
+	for old in 0a01 0b02 0c03 0d04; do
+		mkdir -p "$T/cache/buildid/${old:0:2}/${old:2}"
+		head -c 102400 /dev/zero >"$T/cache/buildid/${old:0:2}/${old:2}/elf"
+	done
+	touch -d '3 days ago' "$T/cache/buildid/0a/01/elf"
+	touch -d '2 days ago' "$T/cache/buildid/0b/02/elf"
+	touch -d '1 day ago' "$T/cache/buildid/0c/03/elf"
+	cp "$D/v2/libwlv.so" "$T/new.so"
+	WL_STOP=$T/stop start_linked replace "$T/bin/libwlv.so" "$T/new.so"
+	record_until_kept "$copy" --cache-dir "$T/cache" --cache-size 250K
+	assert_success
+	n=$(samples_recorded)
+	[[ $(build_id "$T/bin/libwlv.so") == "$BID2" ]] || fail "libwlv.so was not replaced"
+	cmp "$copy" "$D/v1/libwlv.so" || fail "the copy is not the original"
+	size=$(stat -c %s "$copy")
+	kib=$(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1024 }')
+	grep -qxF "sp-record: '$T/bin/libwlv.so' was replaced while mapped: kept a copy (build-id $BID1, $kib KiB) in '$T/cache'" <<<"$stderr" ||
+		fail "stderr: $stderr"
+	# 400 KiB + the copy over 250 KiB: the two oldest go, the copy stays
+	grep -qxF "sp-record: build-id cache '$T/cache': 2 copies evicted, 3 kept ($(awk -v s="$size" 'BEGIN { printf "%.1f", (204800 + s) / 1048576 }') MiB)" <<<"$stderr" ||
+		fail "stderr: $stderr"
+	[[ ! -e $T/cache/buildid/0a && ! -e $T/cache/buildid/0b/02 ]] || fail "the oldest copies were kept: $(cd "$T/cache" && find . -ls)"
+	[[ -f $T/cache/buildid/0c/03/elf && -f $T/cache/buildid/0d/04/elf ]] || fail "newer copies were evicted"
+	unwind_and_symbolize --cache-dir "$T/cache"
+	assert_whole "$n"
+	# the file at the path, another build, is never taken for it
+	unwind_and_symbolize --cache-dir "$T/nowhere"
+	assert_missing "$n" "$T/bin/libwlv.so" "$BID1"
+}
+
+@test "a dlopen'ed library deleted while recorded: kept in \$XDG_CACHE_HOME/stackpulse, which every tool reads by default" {
+	need_perf_events
+	local copy=$(copy_of "$XDG_CACHE_HOME/stackpulse" "$BID1")
+	mkdir -p "$T/dl"
+	cp "$D/v1/libwlv.so" "$T/dl/libwlv.so"
+	WL_CLOCK=cpu WL_STOP=$T/stop start_cmd --go "$D/bid-dlopen" \
+		"$T/dl/libwlv.so" 1 delete "$T/dl/libwlv.so"
+	record_until_kept "$copy"
+	assert_success
+	n=$(samples_recorded)
+	[[ ! -e $T/dl/libwlv.so ]] || fail "libwlv.so was not deleted"
+	cmp "$copy" "$D/v1/libwlv.so" || fail "the copy is not the original"
+	grep -qF "sp-record: '$T/dl/libwlv.so' was deleted while mapped: kept a copy (build-id $BID1, " <<<"$stderr" ||
+		fail "stderr: $stderr"
+	# the kernel reported the mapping, with its build-id, after attaching
+	"$SP_UNWIND" <"$T/run.raw" | "$SP_SYMBOLIZE" --kallsyms /dev/null 2>/dev/null |
+		grep -qE $'^map\t[0-9]+\t[0-9]+\t0x[0-9a-f]+\t0x[0-9a-f]+\t0x[0-9a-f]+\t'"$BID1"$'\t'"$T/dl/libwlv.so"'( \(deleted\))?$' ||
+		fail "no map line of libwlv.so with its build-id"
+	unwind_and_symbolize
+	assert_whole "$n"
+}
+
+@test "a dlopen'ed library deleted while recorded with --no-cache: [unknown build-id], noinfo, exit 1" {
+	need_perf_events
+	mkdir -p "$T/dl"
+	cp "$D/v1/libwlv.so" "$T/dl/libwlv.so"
+	WL_CLOCK=cpu start_cmd --go "$D/bid-dlopen" "$T/dl/libwlv.so" 1 \
+		delete "$T/dl/libwlv.so"
+	record_released "$T/run.raw" --no-cache
+	assert_success
+	n=$(samples_recorded)
+	[[ ! -e $T/dl/libwlv.so ]] || fail "libwlv.so was not deleted"
+	refute_output --partial "while mapped"
+	[[ ! -e $XDG_CACHE_HOME ]] || fail "--no-cache wrote $(find "$XDG_CACHE_HOME")"
+	unwind_and_symbolize
+	assert_missing "$n" "$T/dl/libwlv.so" "$BID1"
+}
+
+@test "the build-id cache options: bad values are usage errors" {
+	while read -r want tool args; do
+		# shellcheck disable=SC2086	# args is a list of words
+		run --separate-stderr "$SP_BIN/$tool/$tool" $args
+		[[ $status == "$want" ]] || fail "$tool $args: exit $status, want $want: $stderr"
+		[[ ${stderr_lines[0]} == "$tool: "* ]] || fail "$tool $args: $stderr"
+	done <<-'EOF'
+		64 sp-record -p 1 --cache-size 12X
+		64 sp-record -p 1 --cache-size K
+		64 sp-record -p 1 --cache-size 99999999999999999999
+		64 sp-record -p 1 --cache-size
+		64 sp-record -p 1 --no-cache --cache-dir /tmp
+		64 sp-record -p 1 --cache-dir=
+		64 sp-unwind --cache-dir=
+		64 sp-unwind --cache-dir
+		64 sp-symbolize --cache-dir=
+	EOF
+}
