@@ -117,9 +117,8 @@ static int report_missing(void)
 		}
 		if (!frames)
 			continue;	/* in no stack */
-		sp_warn("no file with build-id %s for '%s' (replaced or deleted since the recording, and not in the build-id cache): %" PRIu64 " samples, %" PRIu64 " frames named [unknown build-id %.*s]",
-			hex, m[i].path, samples, frames,
-			SP_UNKNOWN_BUILDID_DIGITS, hex);
+		sp_warn("no file with build-id %s for '%s' (replaced or deleted since the recording, and not in the build-id cache): its frames in %" PRIu64 " samples are [unknown build-id %.*s]",
+			hex, m[i].path, samples, SP_UNKNOWN_BUILDID_DIGITS, hex);
 		bad++;
 	}
 	return bad;
