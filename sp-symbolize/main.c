@@ -110,13 +110,13 @@ static int report_missing(void)
 	for (i = 0; i < n; i++) {
 		sp_build_id_hex(m[i].build_id, m[i].build_id_size, hex);
 		sp_symbolizer_missing_counts(sym, i, &frames, &samples);
-		if (m[i].debug_only) {
-			sp_warn("no file with build-id %s for '%s': named from its debug file",
-				hex, m[i].path);
-			continue;
-		}
 		if (!frames)
 			continue;	/* in no stack */
+		if (m[i].debug_only) {
+			sp_warn("no file with build-id %s for '%s': its frames in %" PRIu64 " samples are named from its debug file",
+				hex, m[i].path, samples);
+			continue;
+		}
 		sp_warn("no file with build-id %s for '%s' (replaced or deleted since the recording, and not in the build-id cache): its frames in %" PRIu64 " samples are [unknown build-id %.*s]",
 			hex, m[i].path, samples, SP_UNKNOWN_BUILDID_DIGITS, hex);
 		bad++;

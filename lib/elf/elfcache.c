@@ -16,7 +16,8 @@
 #include "plt.h"
 
 struct sp_elf {
-	const char *path;	/* its key: owned by the cache's table */
+	const char *key;	/* owned by the cache's table */
+	const char *path;	/* the key, or owned (sp_elf_cache_get_again) */
 	int fd;
 	Elf *elf;		/* NULL: could not be read */
 	const uint8_t *data;	/* the whole file image */
@@ -67,6 +68,8 @@ static void elf_free(struct sp_elf *e)
 	sp_symtab_free(e->syms);
 	sp_gopclntab_free(e->go);
 	sp_plt_release(&e->plt);
+	if (e->path != e->key)
+		free((char *)e->path);
 	free(e);
 }
 
@@ -165,7 +168,7 @@ static struct sp_elf *cache_entry(struct sp_elf_cache *c, const char *key,
 		return NULL;
 	e->fd = -1;
 	e->bid_len = -1;
-	e->path = c->keys.strs[i];
+	e->key = e->path = c->keys.strs[i];
 	c->files[c->nfiles++] = e;
 	*is_new = 1;
 	return e;
@@ -186,13 +189,10 @@ static void make_negative(struct sp_elf *e)
 	e->nload = 0;
 }
 
-struct sp_elf *sp_elf_cache_get(struct sp_elf_cache *c, const char *path)
+/* Open and index the file at path into the new entry e. */
+static struct sp_elf *open_file(struct sp_elf_cache *c, struct sp_elf *e,
+				const char *path)
 {
-	int is_new;
-	struct sp_elf *e = cache_entry(c, path, &is_new);
-
-	if (!e || !is_new)
-		return e && e->elf ? e : NULL;
 	if (path[0] != '/')
 		return NULL;
 	e->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -209,6 +209,38 @@ struct sp_elf *sp_elf_cache_get(struct sp_elf_cache *c, const char *path)
 bad:
 	make_negative(e);
 	return NULL;
+}
+
+struct sp_elf *sp_elf_cache_get(struct sp_elf_cache *c, const char *path)
+{
+	int is_new;
+	struct sp_elf *e = cache_entry(c, path, &is_new);
+
+	if (!e || !is_new)
+		return e && e->elf ? e : NULL;
+	return open_file(c, e, path);
+}
+
+struct sp_elf *sp_elf_cache_get_again(struct sp_elf_cache *c, const char *path,
+				      const char *tag)
+{
+	struct sp_elf *e;
+	char *key;
+	int is_new;
+
+	/* "path\1[tag]": a path that looks so is checked like any other */
+	if (asprintf(&key, "%s%c[%s]", path, 1, tag) < 0)
+		return NULL;
+	e = cache_entry(c, key, &is_new);
+	free(key);
+	if (!e || !is_new)
+		return e && e->elf ? e : NULL;
+	e->path = strdup(path);
+	if (!e->path) {
+		e->path = e->key;
+		return NULL;
+	}
+	return open_file(c, e, path);
 }
 
 struct sp_elf *sp_elf_cache_image(struct sp_elf_cache *c, const void *data,

@@ -36,6 +36,15 @@ void sp_elf_cache_free(struct sp_elf_cache *c);
 struct sp_elf *sp_elf_cache_get(struct sp_elf_cache *c, const char *path);
 
 /*
+ * Returns the file now at path, opened again under an entry of its own
+ * for tag (a build-id in hex): for when the entry of path was opened
+ * before another file was put at path, as a live pipeline may see across
+ * an upgrade.  Once per (path, tag), remembered like sp_elf_cache_get().
+ */
+struct sp_elf *sp_elf_cache_get_again(struct sp_elf_cache *c, const char *path,
+				      const char *tag);
+
+/*
  * Returns an ELF image parsed from a copy of data (a [vdso]); one per
  * distinct content.  NULL if it is not ELF.  The result belongs to the cache.
  */

@@ -37,6 +37,14 @@ struct source {
 	struct sp_elf *(*find)(struct sp_locator *l, const struct query *q);
 };
 
+static int same_id(struct sp_elf *e, const struct query *q)
+{
+	const uint8_t *bid;
+	size_t n = sp_elf_get_build_id(e, &bid);
+
+	return n == q->len && !memcmp(bid, q->bid, n);
+}
+
 static struct sp_elf *from_store(struct sp_locator *l, const struct query *q)
 {
 	char path[4096];
@@ -50,15 +58,24 @@ static struct sp_elf *from_store(struct sp_locator *l, const struct query *q)
 static struct sp_elf *from_path(struct sp_locator *l, const struct query *q)
 {
 	size_t n = strlen(q->path), d = strlen(DELETED);
-	char path[4096];
+	char path[4096], hex[2 * SP_BUILD_ID_MAX + 1];
+	struct sp_elf *e;
 
 	/* what was deleted may be back: its build-id says whether it is */
 	if (n > d && n - d < sizeof(path) && !strcmp(q->path + n - d, DELETED)) {
 		memcpy(path, q->path, n - d);
 		path[n - d] = 0;
-		return sp_elf_cache_get(l->cache, path);
+	} else if (n < sizeof(path)) {
+		memcpy(path, q->path, n + 1);
+	} else {
+		return NULL;
 	}
-	return sp_elf_cache_get(l->cache, q->path);
+	e = sp_elf_cache_get(l->cache, path);
+	if (!e || same_id(e, q))
+		return e;
+	/* opened before another build was put there: is that this one? */
+	sp_build_id_hex(q->bid, q->len, hex);
+	return sp_elf_cache_get_again(l->cache, path, hex);
 }
 
 static struct sp_elf *debug_file(struct sp_locator *l, const char *root,
@@ -73,14 +90,6 @@ static struct sp_elf *debug_file(struct sp_locator *l, const char *root,
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return NULL;
 	return sp_elf_cache_get(l->cache, path);
-}
-
-static int same_id(struct sp_elf *e, const struct query *q)
-{
-	const uint8_t *bid;
-	size_t n = sp_elf_get_build_id(e, &bid);
-
-	return n == q->len && !memcmp(bid, q->bid, n);
 }
 
 static struct sp_elf *from_debug(struct sp_locator *l, const struct query *q)

@@ -24,14 +24,23 @@ static int room(struct sym_missing *ms, size_t i)
 	return 0;
 }
 
-int sym_missing_frame(struct sp_symbolizer *s, const struct sp_map *m,
-		      struct sp_frame *f)
+int sym_missing_note(struct sp_symbolizer *s, const struct sp_map *m)
 {
-	char hex[2 * sizeof(m->build_id) + 1];
 	size_t i = m->missing - 1;
 
 	if (room(&s->missing, i))
 		return -ENOMEM;
+	s->missing.counts[i].frames++;
+	if (!s->missing.stack_file)
+		s->missing.stack_file = m->missing;
+	return 0;
+}
+
+int sym_missing_frame(struct sp_symbolizer *s, const struct sp_map *m,
+		      struct sp_frame *f)
+{
+	char hex[2 * sizeof(m->build_id) + 1];
+
 	sp_build_id_hex(m->build_id, m->build_id_size, hex);
 	f->function = sp_sym_internf(s, "[unknown build-id %.*s]",
 				     SP_UNKNOWN_BUILDID_DIGITS, hex);
@@ -40,15 +49,12 @@ int sym_missing_frame(struct sp_symbolizer *s, const struct sp_map *m,
 	f->kind = SP_FK_NATIVE;
 	f->origin = SP_FO_NONE;
 	f->flags |= SP_SYMF_NO_BUILDID;
-	s->missing.counts[i].frames++;
-	if (!s->missing.stack_file)
-		s->missing.stack_file = m->missing;
 	return 0;
 }
 
 void sym_missing_sample(struct sp_symbolizer *s, uint32_t file)
 {
-	/* file came from sym_missing_frame(), which made its room */
+	/* file came from sym_missing_note(), which made its room */
 	if (file && file - 1 < s->missing.cap)
 		s->missing.counts[file - 1].samples++;
 }

@@ -160,9 +160,16 @@ struct sym_missing {
 };
 
 /*
+ * A frame of m, a mapping of a file missing with its code (m->missing):
+ * count it against the file, and the stack being symbolized with it.
+ * 0 or -ENOMEM.
+ */
+int sym_missing_note(struct sp_symbolizer *s, const struct sp_map *m);
+
+/*
  * Name the frame f of an address in m, a SP_MAP_MISSING mapping:
- * "[unknown build-id HEX]", native, origin none, flag no-buildid; count it
- * against m's file.  0 or -ENOMEM.
+ * "[unknown build-id HEX]", native, origin none, flag no-buildid.  0 or
+ * -ENOMEM.
  */
 int sym_missing_frame(struct sp_symbolizer *s, const struct sp_map *m,
 		      struct sp_frame *f);

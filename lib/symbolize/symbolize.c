@@ -504,6 +504,8 @@ int sp_symbolize_user_chain(struct sp_symbolizer *s, uint32_t pid,
 			return -ENOMEM;
 	}
 	r = ask_all(s, user_sources, NELEM(user_sources), &q, tmp, &ans, &n);
+	if (!r && m && m->missing)
+		r = sym_missing_note(s, m);	/* missing.c */
 	if (r)
 		return r;
 	if (!n) {

@@ -142,9 +142,9 @@ int sp_symbolizer_stack_end(const struct sp_symbolizer *s, uint32_t pid,
 			    uint32_t id, unsigned *flags);
 
 /*
- * A sample of stack (pid, id): counted against the missing file its stack
- * has a frame of, if any.  Returns 0, or -ENOENT when no such stack was
- * resolved.
+ * A sample of stack (pid, id): counted against the first (leaf-most)
+ * missing file its stack has a frame of, if any.  Returns 0, or -ENOENT
+ * when no such stack was resolved.
  */
 int sp_symbolizer_sample(struct sp_symbolizer *s, uint32_t pid, uint32_t id);
 
@@ -179,9 +179,9 @@ const struct sp_missing_file *sp_symbolizer_missing(const struct sp_symbolizer *
 						    size_t *n);
 
 /*
- * For missing file i: the frames named "[unknown build-id HEX]" and the
- * samples of stacks with one (counted by sp_symbolizer_sample()); both 0
- * for a file whose debug file named its frames.
+ * For missing file i: the frames of it resolved (named "[unknown build-id
+ * HEX]", or from its debug file when debug_only) and the samples of
+ * stacks with one (counted by sp_symbolizer_sample()).
  */
 void sp_symbolizer_missing_counts(const struct sp_symbolizer *s, size_t i,
 				  uint64_t *frames, uint64_t *samples);

@@ -50,6 +50,29 @@ static int find_lib(char *out, size_t size)
 	return found;
 }
 
+/* cp from to.  0 or -1. */
+static int copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY), out, r = 0;
+	ssize_t n;
+
+	if (in < 0)
+		return -1;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			r = -1;
+	if (n < 0 || close(out))
+		r = -1;
+	close(in);
+	return r;
+}
+
 static void mmap_rec(struct sp_procs *p, uint32_t pid, uint64_t start,
 		     const char *name, const uint8_t *bid, size_t len)
 {
@@ -130,8 +153,8 @@ static void test_locate(const char *exe, const uint8_t *b1, int n1,
 	struct sp_locator *l = c ? sp_locator_new(c) : NULL;
 	static const uint8_t other[20] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 	enum sp_elf_from from;
-	char store[300], deleted[4200];
-	struct sp_elf *e;
+	char store[300], deleted[4200], copy[300], tmp[300];
+	struct sp_elf *e, *old;
 
 	CHECK(l != NULL);
 	if (!l)
@@ -165,6 +188,21 @@ static void test_locate(const char *exe, const uint8_t *b1, int n1,
 	/* no cache: only the path */
 	CHECK(sp_locator_set_store(l, NULL) == 0);
 	CHECK(sp_locate(l, "/nonexistent/a.out", b1, (size_t)n1, NULL) == NULL);
+	/*
+	 * another build put at a path opened before (a live pipeline across
+	 * an upgrade): each build-id still gets its own file
+	 */
+	snprintf(copy, sizeof(copy), "%s/lib.so", dir);
+	snprintf(tmp, sizeof(tmp), "%s/lib.so.new", dir);
+	CHECK(copy_file(lib, copy) == 0 && copy_file(exe, tmp) == 0);
+	old = sp_locate(l, copy, b2, (size_t)n2, &from);
+	CHECK(old && from == SP_FROM_PATH);
+	CHECK(rename(tmp, copy) == 0);
+	e = sp_locate(l, copy, b1, (size_t)n1, &from);
+	CHECK(e && e != old && from == SP_FROM_PATH &&
+	      !strcmp(sp_elf_path(e), copy));
+	CHECK(sp_locate(l, copy, b2, (size_t)n2, NULL) == old);
+	CHECK(sp_locate(l, copy, other, sizeof(other), NULL) == NULL);
 	sp_locator_free(l);
 	sp_elf_cache_free(c);
 }
