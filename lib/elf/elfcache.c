@@ -345,7 +345,8 @@ Dwarf_CFI *sp_elf_cfi(struct sp_elf *e)
 {
 	if (!e->cfi_loaded) {
 		e->cfi_loaded = 1;
-		e->cfi = e->elf ? dwarf_getcfi_elf(e->elf) : NULL;
+		/* a debug file's CFI is for code it does not have */
+		e->cfi = e->elf && !e->nocode ? dwarf_getcfi_elf(e->elf) : NULL;
 	}
 	return e->cfi;
 }

@@ -42,7 +42,7 @@ enum sp_frame_origin {
 #define SP_SYMF_HIDDEN	0x1	/* glue that sp-fold leaves out ("hidden") */
 #define SP_SYMF_NO_BUILDID 0x2	/* no file with the recorded build-id: the
 				   frame is "[unknown build-id HEX]"
-				   ("no-buildid"; "stale" in streams of
+				   ("no-build-id"; "stale" in streams of
 				   stackpulse 0.1, read as the same) */
 
 /* One resolved frame.  NULL strings and line 0 are written as "-". */

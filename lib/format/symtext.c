@@ -73,7 +73,7 @@ static int write_frame(struct sp_out *out, const struct sp_st_frame *fr)
 	int r;
 
 	static const char *const flag_names[4] = {
-		"-", "hidden", "no-buildid", "hidden,no-buildid",
+		"-", "hidden", "no-build-id", "hidden,no-build-id",
 	};
 
 	r = sp_out_printf(out, "frame\t%" PRIu32 "\t%" PRIu32 "\t%" PRIu32
@@ -191,12 +191,13 @@ int sp_st_write(struct sp_out *out, const struct sp_st_rec *rec)
 				     "\tunresolved=%" PRIu64 "\tcomplete=%" PRIu64
 				     "\ttruncated=%" PRIu64 "\tnoinfo=%" PRIu64
 				     "\terror=%" PRIu64 "\tdepth=%" PRIu64
-				     "\tnoregs=%" PRIu64 "\tspliced=%" PRIu64 "\n",
+				     "\tnoregs=%" PRIu64 "\tspliced=%" PRIu64
+				     "\tno_build_id=%" PRIu64 "\n",
 				     s->samples, s->lost, s->stacks, s->threads,
 				     s->processes, s->duration_ns, s->frames,
 				     s->unresolved, s->complete, s->truncated,
 				     s->noinfo, s->error, s->depth, s->noregs,
-				     s->spliced);
+				     s->spliced, s->no_build_id);
 	default:
 		return -EINVAL;
 	}
@@ -317,7 +318,7 @@ static const char *parse_frame(const char **f, unsigned nf,
 
 		if (n == 6 && !strncmp(p, "hidden", 6))
 			fr->f.flags |= SP_SYMF_HIDDEN;
-		else if ((n == 10 && !strncmp(p, "no-buildid", 10)) ||
+		else if ((n == 11 && !strncmp(p, "no-build-id", 11)) ||
 			 (n == 5 && !strncmp(p, "stale", 5)))
 			fr->f.flags |= SP_SYMF_NO_BUILDID;
 		p += n;
@@ -389,6 +390,7 @@ static const char *parse_summary(const char **f, unsigned nf,
 		{ "depth", offsetof(struct sp_st_summary, depth) },
 		{ "noregs", offsetof(struct sp_st_summary, noregs) },
 		{ "spliced", offsetof(struct sp_st_summary, spliced) },
+		{ "no_build_id", offsetof(struct sp_st_summary, no_build_id) },
 	};
 	unsigned i, j;
 

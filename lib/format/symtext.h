@@ -115,6 +115,7 @@ struct sp_st_summary {
 	   those completed with live stack bytes */
 	uint64_t complete, truncated, noinfo, error, depth, noregs;
 	uint64_t spliced;
+	uint64_t no_build_id;	/* samples of stacks flagged no-build-id */
 };
 
 struct sp_st_rec {

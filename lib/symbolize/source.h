@@ -168,7 +168,7 @@ int sym_missing_note(struct sp_symbolizer *s, const struct sp_map *m);
 
 /*
  * Name the frame f of an address in m, a SP_MAP_MISSING mapping:
- * "[unknown build-id HEX]", native, origin none, flag no-buildid.  0 or
+ * "[unknown build-id HEX]", native, origin none, flag no-build-id.  0 or
  * -ENOMEM.
  */
 int sym_missing_frame(struct sp_symbolizer *s, const struct sp_map *m,

@@ -22,7 +22,7 @@
  * MMAP record holds (elf/locate.h: the build-id cache, the path, a build-id
  * debug file), never another build found at its path: when there is none,
  * its frames are "[unknown build-id HEX]" (SP_UNKNOWN_BUILDID_DIGITS digits
- * of the recorded build-id), flagged no-buildid, and its file is listed by
+ * of the recorded build-id), flagged no-build-id, and its file is listed by
  * sp_symbolizer_missing().
  */
 #ifndef SP_SYMBOLIZE_H

@@ -15,6 +15,7 @@ struct sp_symstream {
 	void *arg;
 	uint64_t ends[SP_END_MAX];	/* samples by how their stack ended */
 	uint64_t spliced;
+	uint64_t no_build_id;	/* samples of SP_STACK_NO_BUILDID stacks */
 	int unproven;		/* a version 1 stream: end 0 proves nothing */
 	int have_summary;
 	char error[96];
@@ -232,6 +233,8 @@ int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 			ss->ends[end]++;
 		if (flags & SP_STACK_SPLICED)
 			ss->spliced++;
+		if (flags & SP_STACK_NO_BUILDID)
+			ss->no_build_id++;
 		/* against the files its frames are missing from */
 		sp_symbolizer_sample(ss->sym, sa->pid, sa->stack_id);
 		rec.type = SP_ST_SAMPLE;
@@ -256,7 +259,8 @@ int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 			.error = ss->ends[SP_END_ERROR],
 			.depth = ss->ends[SP_END_DEPTH],
 			.noregs = ss->ends[SP_END_NOREGS],
-			.spliced = ss->spliced };
+			.spliced = ss->spliced,
+			.no_build_id = ss->no_build_id };
 		return ss->emit(ss->arg, &rec);
 	default:
 		/* a record of a later version: skip it */

@@ -161,7 +161,7 @@ assert_missing() {
 		grep -vqE "^[^;]*(;\\[[^];]*\\])*;\\[unknown build-id ${bid:0:12}\\](;| )" ||
 		{ show; fail "callers of a missing file's frame"; }
 	! grep -qE $'\twlv_(run|outer|leaf)\t' "$T/run.sym" || { show; fail "named from another build"; }
-	grep -qE $'^frame\t[0-9]+\t[0-9]+\t0\tnative\tnone\tno-buildid\t0x[0-9a-f]+\t\\[unknown build-id '"${bid:0:12}"$'\\]\t'"$path"$'\t-\t-$' "$T/run.sym" ||
+	grep -qE $'^frame\t[0-9]+\t[0-9]+\t0\tnative\tnone\tno-build-id\t0x[0-9a-f]+\t\\[unknown build-id '"${bid:0:12}"$'\\]\t'"$path"$'\t-\t-$' "$T/run.sym" ||
 		{ show; fail "no leaf frame [unknown build-id ${bid:0:12}] of $path"; }
 }
 

@@ -126,7 +126,7 @@ stack | 100 | 2 | 1 | noregs | -
 frame | 100 | 2 | 0 | kernel | none | - | 0x10 | [kernel] | [kernel] | - | -
 sample | 13 | 100 | 101 | 0 | 1000 | 2
 lost | 3 | 7
-summary | samples=3 | lost=0 | stacks=2 | threads=1 | processes=1 | duration_ns=0 | frames=9 | unresolved=2 | complete=0 | truncated=2 | noinfo=0 | error=0 | depth=0 | noregs=1 | spliced=0
+summary | samples=3 | lost=0 | stacks=2 | threads=1 | processes=1 | duration_ns=0 | frames=9 | unresolved=2 | complete=0 | truncated=2 | noinfo=0 | error=0 | depth=0 | noregs=1 | spliced=0 | no_build_id=0
 EOF_WANT
 	symbolize -o "$T/out" "$T/in.unw"
 	assert_success

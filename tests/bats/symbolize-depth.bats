@@ -255,7 +255,7 @@ EOF_IN
 	[[ $stderr == "sp-symbolize: no file with build-id $bid for '$T/bin/dbg' (replaced or deleted since the recording, and not in the build-id cache): its frames in 3 samples are [unknown build-id ${bid:0:12}]" ]] ||
 		fail "stderr: $stderr"
 	for i in 0 1 2; do
-		assert_line --regexp "^frame"$'\t100\t1\t'"$i"$'\tnative\tnone\tno-buildid\t0x[0-9a-f]+\t\\[unknown build-id '"${bid:0:12}"$'\\]\t'"$T/bin/dbg"$'\t-\t-$'
+		assert_line --regexp "^frame"$'\t100\t1\t'"$i"$'\tnative\tnone\tno-build-id\t0x[0-9a-f]+\t\\[unknown build-id '"${bid:0:12}"$'\\]\t'"$T/bin/dbg"$'\t-\t-$'
 	done
 	refute_line --partial $'\tdbg_'
 	refute_line --partial $'\tmain\t'

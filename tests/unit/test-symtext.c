@@ -111,7 +111,7 @@ static void test_every_record(void)
 		  "frame\t10\t1\t0\tnative\tsymtab\t-\t0x401000\tmain\t/bin/x\tx.c\t42\n"
 		  "sample\t100\t10\t11\t3\t1000000\t1\n"
 		  "lost\t200\t17\n"
-		  "summary\tsamples=1\tlost=17\tstacks=1\tthreads=0\tprocesses=0\tduration_ns=0\tframes=1\tunresolved=0\tcomplete=0\ttruncated=1\tnoinfo=0\terror=0\tdepth=0\tnoregs=0\tspliced=1\n");
+		  "summary\tsamples=1\tlost=17\tstacks=1\tthreads=0\tprocesses=0\tduration_ns=0\tframes=1\tunresolved=0\tcomplete=0\ttruncated=1\tnoinfo=0\terror=0\tdepth=0\tnoregs=0\tspliced=1\tno_build_id=0\n");
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] == '#')
