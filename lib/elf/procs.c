@@ -434,8 +434,11 @@ static int copy_maps(struct sp_proc *to, const struct sp_proc *from)
 	mods = calloc(from->nmods + 2, sizeof(*mods));
 	if (!maps || !mods)
 		goto err;
-	memcpy(maps, from->maps, from->nmaps * sizeof(*maps));
-	memcpy(mods, from->mods, from->nmods * sizeof(*mods));
+	/* a process may have no file images (its files were all missing) */
+	if (from->nmaps)
+		memcpy(maps, from->maps, from->nmaps * sizeof(*maps));
+	if (from->nmods)
+		memcpy(mods, from->mods, from->nmods * sizeof(*mods));
 	for (i = 0; i < from->nmaps; i++)
 		maps[i].name = strdup(from->maps[i].name);
 	for (i = 0; i < from->nmods; i++)
