@@ -109,7 +109,8 @@ unwind_and_symbolize() {
 
 # unwound COUNT-NAME: a count of sp-unwind's report line ("complete", ...).
 unwound() {
-	sed -n "s/^sp-unwind: [0-9]* samples, [0-9]* stacks: .*[^0-9]\([0-9][0-9]*\) $1.*/\1/p" <<<"$UNW_ERR" | head -1
+	grep '^sp-unwind: [0-9]* samples, ' <<<"$UNW_ERR" | grep -o "[0-9]* $1" |
+		head -1 | cut -d' ' -f1
 }
 
 unwound_samples() {
@@ -136,6 +137,7 @@ assert_whole() {
 	chain=$(fold_count "$T/run.folded" "(^|;)$CHAIN(;|\$)")
 	# all their work is in the chain: a sample elsewhere is a rare moment
 	((chain * 100 >= n * 95)) || { show; fail "$chain of $n samples in $CHAIN"; }
+	(($(unwound complete) * 100 >= n * 95)) || { show; fail "$(unwound complete) of $n stacks complete"; }
 	((n >= 50)) || fail "only $n samples in 1 s of CPU at 99 Hz"
 }
 
