@@ -129,11 +129,58 @@ int rec_pmap_follow(struct sp_recorder *r, pid_t pid, uid_t uid)
 	return 0;
 }
 
-int rec_pmap_fork(struct sp_recorder *r, pid_t pid, pid_t ppid)
+/*
+ * How much older than a fork a perf map may look and still be the new
+ * process's: file times come from the kernel's coarse clock, a tick behind.
+ */
+#define PMAP_CLOCK_SLACK_NS 20000000ull
+
+/*
+ * A pid is reused long after its last process wrote its perf map, and
+ * nothing removes such files: a map older than the fork belongs to a dead
+ * process.  Its bytes count as read already, so that only what the new
+ * process writes is recorded (and a rewrite resets, as any rewrite does).
+ */
+static void pmap_skip_stale(struct sp_recorder *r, struct rec_pmap *m,
+			    uint64_t born)
+{
+	char path[4096];
+	struct stat st;
+	uint64_t mtime;
+
+	if (sp_perfmap_path(path, sizeof(path), r->perfmap_dir,
+			    (uint32_t)m->pid) ||
+	    stat(path, &st) || !S_ISREG(st.st_mode))
+		return;
+	mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+		(uint64_t)st.st_mtim.tv_nsec;
+	if (mtime + PMAP_CLOCK_SLACK_NS >= born)
+		return;
+	m->seen = 1;
+	m->dev = st.st_dev;
+	m->ino = st.st_ino;
+	m->size = st.st_size;
+	m->mtime = st.st_mtim;
+	m->off = st.st_size;
+}
+
+void rec_pmap_born(struct sp_recorder *r, pid_t pid, uint64_t time)
+{
+	struct rec_pmap *pm = pmap_get(&r->cap, pid);
+
+	if (pm && !pm->seen)
+		pmap_skip_stale(r, pm, sp_realtime_of(time));
+}
+
+int rec_pmap_fork(struct sp_recorder *r, pid_t pid, pid_t ppid,
+		  uint64_t time)
 {
 	struct rec_pmap *pm = pmap_get(&r->cap, ppid);
+	int e = rec_pmap_follow(r, pid, pm ? pm->uid : geteuid());
 
-	return rec_pmap_follow(r, pid, pm ? pm->uid : geteuid());
+	if (!e)
+		rec_pmap_born(r, pid, time);
+	return e;
 }
 
 void rec_pmap_exit(struct sp_recorder *r, pid_t pid)

@@ -283,7 +283,7 @@ static int conv_task(struct sp_recorder *r, const struct perf_event_header *h)
 	o->ptid = f.ptid;
 	if (fork) {
 		if (f.pid != f.ppid &&
-		    (rec_pmap_fork(r, (pid_t)f.pid, (pid_t)f.ppid) ||
+		    (rec_pmap_fork(r, (pid_t)f.pid, (pid_t)f.ppid, f.time) ||
 		     rec_keep_fork(r, f.pid, f.ppid, f.time)))
 			return -ENOMEM;
 		return rec_note_ids(r, f.pid, f.tid, REC_ID_FORKED);

@@ -194,6 +194,8 @@ static int attach_on_exec(struct sp_recorder *r)
 	if (e < 0)
 		return e;
 	r->attached_threads = 1;
+	/* it has not run a line of its own yet */
+	rec_pmap_born(r, r->tg.pids[0], sp_mono_ns());
 	e = rec_write_header(r);
 	if (e)
 		return sp_err_set(&r->err, e, "cannot write the raw stream: %s",

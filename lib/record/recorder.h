@@ -268,7 +268,15 @@ int rec_capture_ksyms(struct sp_recorder *r, const struct sp_raw_sample *s);
 
 /* Follow pid's perf map, written by uid; a fork, an exit. */
 int rec_pmap_follow(struct sp_recorder *r, pid_t pid, uid_t uid);
-int rec_pmap_fork(struct sp_recorder *r, pid_t pid, pid_t ppid);
+/*
+ * The followed process pid began at time (CLOCK_MONOTONIC ns): what its
+ * perf map file held before then is a dead process's, and is not recorded.
+ */
+void rec_pmap_born(struct sp_recorder *r, pid_t pid, uint64_t time);
+
+/* Follow the perf map of pid, forked by ppid at time (as rec_pmap_born). */
+int rec_pmap_fork(struct sp_recorder *r, pid_t pid, pid_t ppid,
+		  uint64_t time);
 void rec_pmap_exit(struct sp_recorder *r, pid_t pid);
 
 /* Write what the targets appended to their perf maps.  0 or -errno. */

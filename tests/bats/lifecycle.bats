@@ -670,6 +670,38 @@ child_runs() {
 	assert_line --regexp "^mmap [0-9]+ kernel $WL_DIR/lc-child $want\$"
 }
 
+@test "PERFMAP: a map a dead process left under a reused PID is not recorded" {
+	# old maps (an hour old, as nothing removes them) under the next
+	# PIDs, made without starting a process; the command and its children
+	# are born into them
+	python3 - "$T/stale" <<'EOF_PY'
+import os, sys, time
+last = int(open("/proc/sys/kernel/ns_last_pid").read())
+old = time.time() - 3600
+with open(sys.argv[1], "w") as made:
+    for p in range(last + 1, last + 3000):
+        f = "/tmp/perf-%d.map" % p
+        if os.path.exists(f):
+            continue
+        with open(f, "w") as m:
+            m.write("1234 10 stale_%d\n" % p)
+        os.utime(f, (old, old))
+        made.write(f + "\n")
+EOF_PY
+	run --separate-stderr sp_record -o "$T/s.raw" -- sh -c \
+		'for i in 1 2 3 4; do /bin/sleep 0.01; done; echo $$'
+	pid=$output
+	# remove what is still ours before any assertion can fail
+	while read -r f; do
+		grep -qs '^1234 10 stale_' "$f" && rm -f "$f"
+	done <"$T/stale"
+	assert_success
+	grep -qx "/tmp/perf-$pid.map" "$T/stale" ||
+		fail "the command (PID $pid) was not born into a stale map"
+	run "$RAWCHECK" "$T/s.raw"
+	refute_output --partial stale_
+}
+
 @test "PERFMAP: appended lines as they come, a rewrite resets, the map may then go" {
 	# each change waits until the stream holds a PERFMAP record for the
 	# one before (rawcheck reads what sp-record has written so far)
