@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* gostep.c: one step out of a Go frame by its pclntab's pcsp table. */
 #include <errno.h>
-#include <string.h>
 
 #include "gostep.h"
 
@@ -27,16 +26,6 @@ int sp_go_code(const struct sp_proc *proc, uint64_t pc, int precise,
 	return 1;
 }
 
-static int read_word(const struct sp_go_stack *st, uint64_t addr,
-		     uint64_t *v)
-{
-	if (addr < st->sp || addr - st->sp > st->len ||
-	    st->len - (addr - st->sp) < 8)
-		return -1;
-	memcpy(v, st->bytes + (addr - st->sp), 8);
-	return 0;
-}
-
 enum sp_go_step sp_go_step(const struct sp_proc *proc,
 			   const struct sp_go_code *code,
 			   const struct sp_go_stack *st, struct sp_go_regs *r)
@@ -59,11 +48,11 @@ enum sp_go_step sp_go_step(const struct sp_proc *proc,
 	if (spoff < 0 || r->sp > UINT64_MAX - (uint64_t)spoff - 8)
 		return SP_GO_ERROR;
 	cfa = r->sp + (uint64_t)spoff + 8;
-	if (read_word(st, cfa - 8, &ra))
+	if (st->read(st->arg, cfa - 8, &ra))
 		return SP_GO_TRUNCATED;
 	/* the frame pointer points at the caller's saved BP */
 	if (r->have_bp && spoff >= 8 && r->bp == cfa - 16 &&
-	    read_word(st, cfa - 16, &bp))
+	    st->read(st->arg, cfa - 16, &bp))
 		return SP_GO_TRUNCATED;
 	m = ra ? sp_proc_map(proc, ra - 1) : NULL;
 	if (!m)

@@ -57,11 +57,14 @@ struct sp_go_regs {
 	int have_bp;
 };
 
-/* A sample's copy of the stack: len bytes from address sp up. */
+/*
+ * The sample's stack as the unwinder reads it (its copy, then its tail):
+ * read() gives the word at addr and returns 0, or -1 when the sample holds
+ * no such word.
+ */
 struct sp_go_stack {
-	const uint8_t *bytes;
-	uint64_t sp;
-	uint32_t len;
+	int (*read)(void *arg, uint64_t addr, uint64_t *v);
+	void *arg;
 };
 
 enum sp_go_step {
@@ -77,7 +80,7 @@ enum sp_go_step {
 
 /*
  * Step out of the frame of code whose registers are *r (ip, sp, and bp
- * when have_bp), reading stack words from st only.  On SP_GO_STEPPED *r
+ * when have_bp), reading stack words through st only.  On SP_GO_STEPPED *r
  * holds the caller's ip, sp and bp; otherwise it is left alone.
  */
 enum sp_go_step sp_go_step(const struct sp_proc *proc,

@@ -283,22 +283,33 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap,
 	return -UNW_ENOINFO;
 }
 
+/* The sample's stack word at addr, from its copy or its tail: 0, or -1. */
+static int stack_word(void *arg, uint64_t addr, uint64_t *v)
+{
+	struct ctx *c = arg;
+
+	if (addr >= c->sp && addr - c->sp <= (uint64_t)c->stack_len &&
+	    c->stack_len - (addr - c->sp) >= 8) {
+		memcpy(v, c->stack + (addr - c->sp), 8);
+		return 0;
+	}
+	return sp_splice_read(c->splice, c->sp, c->stack, c->stack_len, addr,
+			      v) == 0 ? 0 : -1;
+}
+
 static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp,
 		      int write, void *arg)
 {
 	struct ctx *c = arg;
 	const struct sp_map *m;
+	uint64_t v;
 
 	if (write)
 		return -UNW_EINVAL;
-	if (addr >= c->sp && addr - c->sp <= (uint64_t)c->stack_len &&
-	    c->stack_len - (addr - c->sp) >= 8) {
-		memcpy(valp, c->stack + (addr - c->sp), 8);
+	if (stack_word(c, addr, &v) == 0) {
+		*valp = v;
 		return 0;
 	}
-	if (sp_splice_read(c->splice, c->sp, c->stack, c->stack_len, addr,
-			   valp) == 0)
-		return 0;
 	/* libunwind reads aligned words: the blob's edges come zero-padded */
 	if (c->blob && addr <= UINT64_MAX - 7 && addr + 8 > c->blob_start &&
 	    addr < c->blob_start + c->blob_len) {
@@ -580,7 +591,7 @@ static int go_frame(struct ctx *c, unw_addr_space_t as, unw_cursor_t *cur,
 {
 	unsigned k = out->nr_user - 1;
 	int precise = out->flags[k] & SP_FRAME_PRECISE;
-	struct sp_go_stack st = { c->stack, c->sp, c->stack_len };
+	struct sp_go_stack st = { stack_word, c };
 	struct sp_go_code code;
 	struct sp_go_regs r = { .ip = out->ips[k] };
 	unw_proc_info_t pi;
