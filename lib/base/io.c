@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "grow.h"
 #include "io.h"
@@ -46,6 +47,28 @@ err:
 	free(in);
 	errno = ENOMEM;
 	return NULL;
+}
+
+int sp_open_regular(const char *path)
+{
+	struct stat sb;
+	int fd, e;
+
+	/* O_NONBLOCK: a FIFO opens at once instead of waiting for a writer */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb))
+		e = errno;
+	else if (!S_ISREG(sb.st_mode))
+		e = EINVAL;
+	else if (fcntl(fd, F_SETFL, 0))
+		e = errno;
+	else
+		return fd;
+	close(fd);
+	errno = e;
+	return -1;
 }
 
 struct sp_in *sp_in_open(const char *path)

@@ -30,6 +30,14 @@ struct sp_in *sp_in_fdopen(int fd, const char *name);
 void sp_in_close(struct sp_in *in);
 
 /*
+ * Open path for reading only if it is a regular file: a path a stream names
+ * may be a FIFO, which would block, or a device, which opening may disturb.
+ * Returns a file descriptor (close-on-exec, blocking), or -1 with errno set
+ * (EINVAL for a file that is not regular).
+ */
+int sp_open_regular(const char *path);
+
+/*
  * Call fn(arg) before each read(2), which may block: a filter flushes its
  * output there, so that what it writes keeps pace with what it reads.
  */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/grow.h"
+#include "base/io.h"
 #include "bidstore.h"
 #include "buildid.h"
 
@@ -77,7 +78,7 @@ static int make_parents(char *path)
 static int has_build_id(const char *path, const uint8_t *bid, size_t len)
 {
 	uint8_t got[SP_BUILD_ID_MAX];
-	int fd = open(path, O_RDONLY | O_CLOEXEC), n;
+	int fd = sp_open_regular(path), n;
 
 	if (fd < 0)
 		return 0;

@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "base/grow.h"
+#include "base/io.h"
 #include "base/hashtab.h"
 #include "debuginfo.h"
 
@@ -205,15 +205,12 @@ static struct sp_debugfile *open_file(struct sp_debug_finder *f,
 				      const char *path)
 {
 	struct sp_debugfile *d;
-	struct stat sb;
 	int is_new;
 
 	d = cache_entry(f, path, &is_new);
 	if (!d || !is_new)
 		return d;
-	if (stat(path, &sb) || !S_ISREG(sb.st_mode))
-		return d;
-	d->fd = open(path, O_RDONLY | O_CLOEXEC);
+	d->fd = sp_open_regular(path);
 	if (d->fd < 0)
 		return d;
 	f->opened++;

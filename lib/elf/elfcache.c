@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "base/grow.h"
+#include "base/io.h"
 #include "base/hashtab.h"
 #include "buildid.h"
 #include "elfcache.h"
@@ -195,7 +196,7 @@ static struct sp_elf *open_file(struct sp_elf_cache *c, struct sp_elf *e,
 {
 	if (path[0] != '/')
 		return NULL;
-	e->fd = open(path, O_RDONLY | O_CLOEXEC);
+	e->fd = sp_open_regular(path);
 	if (e->fd < 0)
 		return NULL;
 	c->opened++;
