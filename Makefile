@@ -5,6 +5,8 @@
 #   make check         install missing packages, build under ASan+UBSan, run all tests
 #   make demo          install missing packages, profile bundled workload, write
 #                      demo.folded and demo.svg
+#   make fuzz          build the libFuzzer harnesses with clang and run each
+#                      FUZZ_SECONDS (default 60) over its corpus (tests/fuzz/)
 #   make V=1           show commands; SANITIZE=address,undefined; O=DIR for out-of-tree builds
 
 VERSION = 0.1.0
@@ -80,7 +82,8 @@ PUBLIC_HDRS = base/stream.h format/records.h format/unwound.h format/spool.h \
 	format/frame.h os/launch.h
 
 .DELETE_ON_ERROR:
-.PHONY: all check test unit bats demo deps clean install bench bench-flame examples layers
+.PHONY: all check test unit bats demo deps clean install bench bench-flame examples layers \
+	fuzz fuzz-bins fuzz-replay
 
 all: $(TOOL_BINS) $(LIB_A) $(LIB_SO) $(O)/lib/stackpulse.pc
 
@@ -170,11 +173,46 @@ $(O)/build/examples/%: examples/%.c $(HDRS) $(LIB_A)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -Ilib/api $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
+# Fuzzing (tests/fuzz/README.md): one harness per reader, fuzz-NAME.c, with
+# a seed corpus in tests/fuzz/corpus/NAME and every input that ever crashed
+# in tests/fuzz/regress/NAME.  make fuzz builds them with clang's libFuzzer
+# and runs them; make check replays both folders through gcc-built harnesses
+# under ASan+UBSan.
+FUZZERS = $(patsubst tests/fuzz/fuzz-%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
+FUZZ_O = build/fuzz
+FUZZ_FLAGS = O=$(FUZZ_O) CC=clang SANITIZE=address,undefined CFLAGS="-O1 -g" \
+	EXTRA_CFLAGS=-fsanitize=fuzzer-no-link
+FUZZ_SRC = tests/fuzz/fuzz.c tests/fuzz/fuzz.h
+FUZZ_SECONDS ?= 60
+
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory $(FUZZ_FLAGS) fuzz-bins
+	$(Q)sh tests/fuzz/run.sh $(FUZZ_O) $(FUZZ_SECONDS) $(FUZZERS)
+
+fuzz-bins: $(foreach f,$(FUZZERS),$(O)/fuzz/$(f))
+
+$(O)/fuzz/%: tests/fuzz/fuzz-%.c $(FUZZ_SRC) $(LIB_A)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $(ALL_LDFLAGS) -Itests/fuzz -o $@ \
+		$< tests/fuzz/fuzz.c $(LIB_A) $(LDLIBS)
+
+$(O)/build/replay/%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(FUZZ_SRC) $(LIB_A)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Itests/fuzz -o $@ \
+		$< tests/fuzz/fuzz.c tests/fuzz/replay.c $(LIB_A) $(LDLIBS)
+
+REPLAY_BINS = $(foreach f,$(FUZZERS),$(O)/build/replay/$(f))
+fuzz-replay: $(REPLAY_BINS)
+	@set -e; for f in $(FUZZERS); do \
+		$(O)/build/replay/$$f tests/fuzz/corpus/$$f tests/fuzz/regress/$$f; done
+
 # Packages the build and the tests need, installed when missing and root.
 DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev bats bats-assert \
 	bats-support g++ binutils libiberty-dev liblzma-dev xz-utils \
 	pkg-config python3 util-linux protobuf-c-compiler libprotobuf-c-dev \
-	libxml2-utils chromium fonts-dejavu-core golang-go
+	libxml2-utils chromium fonts-dejavu-core golang-go clang libclang-rt-dev
 deps:
 	@sh tests/install-deps.sh $(DEPS)
 	@sh tests/install-deps.sh --npm tests/browser
@@ -186,6 +224,7 @@ SAN_FLAGS = SANITIZE=address,undefined O=$(SAN_O) CFLAGS="-O1 -g"
 check: deps layers
 	$(Q)$(MAKE) --no-print-directory $(SAN_FLAGS) all unit-bins examples
 	$(Q)$(MAKE) --no-print-directory $(SAN_FLAGS) unit
+	$(Q)$(MAKE) --no-print-directory $(SAN_FLAGS) fuzz-replay
 	$(Q)$(MAKE) --no-print-directory bats
 
 # a stage of lib/ includes no other stage (lib/README.md)

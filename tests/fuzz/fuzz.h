@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz.h: what the fuzz harnesses share.
+ *
+ * Each tests/fuzz/fuzz-NAME.c defines LLVMFuzzerTestOneInput() over one
+ * reader of stackpulse.  Built with clang -fsanitize=fuzzer it is a libFuzzer
+ * binary (make fuzz); built with replay.c it is a plain program that runs the
+ * inputs it is given once each, which is how make check replays the seed
+ * corpus and every input that ever crashed (tests/fuzz/README.md).
+ *
+ * A harness must not leak, print, or keep state between inputs, and must
+ * never touch a file the input names: the readers are given memory only.
+ */
+#ifndef SP_FUZZ_H
+#define SP_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/*
+ * A file descriptor of an anonymous file holding data, positioned at its
+ * start; aborts when the file cannot be made (the harness cannot go on).
+ */
+int fz_memfd(const uint8_t *data, size_t size);
+
+/* The same as a stdio stream, for the text readers. */
+FILE *fz_memfile(const uint8_t *data, size_t size);
+
+/* A NUL-terminated copy of data (malloc'ed), for parsers of strings. */
+char *fz_strdup(const uint8_t *data, size_t size);
+
+#endif
