@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,8 +225,10 @@ static int status_field(const char *text, const char *name, pid_t *v)
 				p++;
 			if (*p < '0' || *p > '9')
 				return -EINVAL;
+			errno = 0;
 			x = strtol(p, &end, 10);
-			if (*end != '\n' && *end != 0)
+			/* a pid_t, not what is left of a longer number */
+			if ((*end != '\n' && *end != 0) || errno || x > INT_MAX)
 				return -EINVAL;
 			*v = (pid_t)x;
 			return 0;

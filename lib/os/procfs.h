@@ -52,7 +52,7 @@ int sp_procfs_comm(pid_t pid, pid_t tid, char comm[16]);
 
 /*
  * Tgid and PPid fields of the text of /proc/PID/status.  Returns 0, or
- * -EINVAL when one is missing.
+ * -EINVAL when one is missing or is no pid_t.
  */
 int sp_procfs_parse_status(const char *text, pid_t *tgid, pid_t *ppid);
 

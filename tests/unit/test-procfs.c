@@ -93,6 +93,13 @@ static void test_parse_status(void)
 	CHECK(sp_procfs_parse_status("XPPid:\t5\nTgid:\t3\nPPid:\t0\n", &tgid,
 				     &ppid) == 0);
 	CHECK(tgid == 3 && ppid == 0);
+	/* a number no pid_t holds is no pid, not its low bits */
+	CHECK(sp_procfs_parse_status("Tgid:\t4294967297\nPPid:\t1\n", &tgid,
+				     &ppid) == -EINVAL);
+	CHECK(sp_procfs_parse_status("Tgid:\t1\nPPid:\t99999999999999999999\n",
+				     &tgid, &ppid) == -EINVAL);
+	CHECK(sp_procfs_parse_status("Tgid:\t2147483647\nPPid:\t1\n", &tgid,
+				     &ppid) == 0 && tgid == 2147483647);
 }
 
 static void test_parse_cpus(void)
