@@ -51,6 +51,8 @@ const char *sp_rec_check_common(const struct sp_rec_hdr *rec)
 			return "IMAGE record too short";
 		if (im->len > rec->size - sizeof(*im))
 			return "IMAGE length exceeds its record";
+		if (im->start + im->len < im->start)
+			return "IMAGE range wraps";
 		return NULL;
 	}
 	case SP_REC_KSYM: {

@@ -125,6 +125,17 @@ int main(void)
 	CHECK(sp_proc_jitdump(proc) == NULL);
 	CHECK(sp_proc_map(sp_procs_find(p, 10), 0x10000) != NULL);
 
+	/* an image no address space can hold is refused before it is applied */
+	{
+		struct sp_image_rec im = { { SP_REC_IMAGE, sizeof(im) } };
+
+		im.start = 0xfffffffffffff000;
+		CHECK(sp_rec_check_common(&im.hdr) == NULL);
+		im.len = 0x1000;
+		im.hdr.size = sizeof(im) + 0x1000;
+		CHECK_STR(sp_rec_check_common(&im.hdr), "IMAGE range wraps");
+	}
+
 	/* many processes */
 	for (i = 0; i < 5000; i++)
 		mmap_rec(p, 1000 + i, 0x10000, 0x1000, 0, "//anon");
