@@ -112,7 +112,10 @@ static int elf_index(struct sp_elf *e)
 		if (!gelf_getphdr(e->elf, (int)i, &ph))
 			return -1;
 		if (ph.p_type == PT_LOAD) {
-			if (ph.p_offset > e->size || ph.p_filesz > e->size - ph.p_offset)
+			/* bytes in the file; an end no loader could map */
+			if (ph.p_offset > e->size ||
+			    ph.p_filesz > e->size - ph.p_offset ||
+			    ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
 				return -1;
 			e->load[e->nload++] = ph;
 			if (ph.p_vaddr < e->lo)

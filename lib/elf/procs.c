@@ -222,6 +222,12 @@ const struct sp_map *sp_proc_maps(const struct sp_proc *proc, size_t *n)
 	return proc->maps;
 }
 
+const struct sp_map *sp_proc_modules(const struct sp_proc *proc, size_t *n)
+{
+	*n = proc->nmods;
+	return proc->mods;
+}
+
 const struct sp_map *sp_proc_module(const struct sp_proc *proc,
 				    uint64_t addr)
 {
@@ -327,6 +333,9 @@ static int add_map(struct sp_procs *p, struct sp_proc *proc,
 			return 0;
 		m.start = lo + m.bias;
 		m.end = hi + m.bias;
+		/* an image the address space cannot hold has no module */
+		if (m.start >= m.end)
+			return 0;
 		m.pgoff = 0;
 		m.name = strdup(tmpl->name);
 		if (!m.name)

@@ -110,6 +110,13 @@ int sp_procs_apply(struct sp_procs *p, const struct sp_rec_hdr *rec);
  */
 const struct sp_map *sp_proc_maps(const struct sp_proc *proc, size_t *n);
 
+/*
+ * The whole file images of proc's mapped files (sp_proc_module()), sorted
+ * by address and disjoint: *n of them, valid until the next record is
+ * applied.
+ */
+const struct sp_map *sp_proc_modules(const struct sp_proc *proc, size_t *n);
+
 /* The process, created empty on first use (NULL only when out of memory). */
 struct sp_proc *sp_procs_get(struct sp_procs *p, uint32_t pid);
 
