@@ -6,7 +6,8 @@
  * records, each checked by sp_rec_check_common() as the readers do and
  * then applied in the order given:
  *
- *	op	(op % 5) COMM, MMAP, FORK, EXIT, IMAGE
+ *	op	(op % 5) COMM, MMAP, FORK, EXIT, IMAGE; (op / 5 % 8) how
+ *		far the stream's clock moves before it, from 0 to 1000 s
  *	pid	a small range, so that records meet the same processes
  *	...	per op: flags, addresses and lengths of a few pages (or near
  *		the top of the address space), a file from a fixed list
@@ -37,6 +38,7 @@
 struct input {
 	const uint8_t *p;
 	size_t n;
+	uint64_t time;		/* of the next record, ns */
 };
 
 static uint8_t byte(struct input *in)
@@ -127,6 +129,7 @@ static int comm(struct sp_procs *p, struct input *in, uint32_t pid)
 	uint8_t f = byte(in);
 	size_t i;
 
+	c.time = in->time;
 	c.pid = pid;
 	c.tid = f & 0x80 ? pid + 1 : pid;
 	c.flags = f & (SP_REC_SYNTH | SP_COMM_EXEC);
@@ -153,6 +156,7 @@ static int mmap_rec(struct sp_procs *p, struct input *in, uint32_t pid)
 	memset(&u, 0, sizeof(u));
 	u.m.hdr.type = SP_REC_MMAP;
 	u.m.hdr.size = sp_align8(sizeof(u.m) + strlen(name) + 1);
+	u.m.time = in->time;
 	u.m.pid = pid;
 	u.m.tid = pid;
 	u.m.start = addr_of(in);
@@ -182,6 +186,7 @@ static int task(struct sp_procs *p, struct input *in, uint32_t pid,
 	struct sp_task_rec t = { { type, sizeof(t) } };
 	uint8_t f = byte(in);
 
+	t.time = in->time;
 	t.pid = pid;
 	t.ppid = 1 + (f & 0x7f) % NPIDS;
 	t.tid = f & 0x80 ? pid + 100 : pid;
@@ -218,6 +223,7 @@ static int image(struct sp_procs *p, struct input *in, uint32_t pid)
 		abort();
 	r->hdr.type = SP_REC_IMAGE;
 	r->hdr.size = (uint32_t)(sizeof(*r) + sp_align8(len));
+	r->time = in->time;
 	r->pid = pid;
 	r->start = f & 4 ? 0x7ffff7fc0000ull : addr_of(in);
 	r->len = len;
@@ -295,9 +301,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sp_locator_set_system_debug(sp_procs_locator(p), 0);
 
 	while (in.n && records++ < 256) {
+		static const uint64_t ticks[8] = {
+			0, 1000, 1000000, 100000000, 1000000000ull,
+			5000000000ull, 60000000000ull, 1000000000000ull,
+		};
 		uint8_t op = byte(&in);
 		uint32_t pid = 1 + byte(&in) % NPIDS;
 		int e;
+
+		in.time += ticks[op / 5 % 8];
 
 		switch (op % 5) {
 		case 0:
