@@ -22,19 +22,26 @@ struct sp_proc {
 	size_t nmods, capmods;
 	unsigned generation;
 	char *jitdump;		/* path of the last jit-PID.dump mapped */
-	void *user;
-	void (*release)(void *);
+	struct {
+		void *data;
+		void (*release)(void *);
+	} user[SP_PROC_SLOTS];
 };
 
 struct sp_procs {
 	struct sp_elf_cache *cache;
 	struct sp_locator *loc;
 	struct sp_u64map index;	/* pid -> struct sp_proc pointer */
+	struct sp_alive *alive;	/* which of them live, which to forget */
+	void (*on_forget)(void *arg, struct sp_proc *proc);
+	void *forget_arg;
 	struct sp_elf *vdso;	/* last [vdso] image seen: one per kernel */
 	struct sp_strtab missing_keys;	/* "hex build-id path": missing[] */
 	struct sp_missing_file *missing;
 	size_t nmissing, capmissing;
 };
+
+static void forget(void *arg, uint32_t pid);
 
 struct sp_procs *sp_procs_new(struct sp_elf_cache *cache)
 {
@@ -44,7 +51,10 @@ struct sp_procs *sp_procs_new(struct sp_elf_cache *cache)
 		return NULL;
 	p->cache = cache;
 	p->loc = sp_locator_new(cache);
-	if (!p->loc) {
+	p->alive = sp_alive_new(forget, p);
+	if (!p->loc || !p->alive) {
+		sp_locator_free(p->loc);
+		sp_alive_free(p->alive);
 		free(p);
 		return NULL;
 	}
@@ -111,11 +121,14 @@ static void proc_reset(struct sp_proc *proc)
 
 static void proc_free(struct sp_proc *proc)
 {
+	int i;
+
 	proc_reset(proc);
 	free(proc->maps);
 	free(proc->mods);
-	if (proc->release)
-		proc->release(proc->user);
+	for (i = 0; i < SP_PROC_SLOTS; i++)
+		if (proc->user[i].release)
+			proc->user[i].release(proc->user[i].data);
 	free(proc);
 }
 
@@ -129,6 +142,7 @@ void sp_procs_free(struct sp_procs *p)
 		if (p->index.slots[i].used)
 			proc_free((struct sp_proc *)(uintptr_t)p->index.slots[i].val);
 	sp_u64map_release(&p->index);
+	sp_alive_free(p->alive);
 	sp_locator_free(p->loc);
 	sp_strtab_release(&p->missing_keys);
 	free(p->missing);
@@ -140,6 +154,24 @@ struct sp_proc *sp_procs_find(const struct sp_procs *p, uint32_t pid)
 	const struct sp_u64slot *slot = sp_u64map_find(&p->index, pid);
 
 	return slot ? (struct sp_proc *)(uintptr_t)slot->val : NULL;
+}
+
+size_t sp_procs_count(const struct sp_procs *p)
+{
+	return p->index.n;
+}
+
+void sp_procs_on_forget(struct sp_procs *p,
+			void (*fn)(void *arg, struct sp_proc *proc),
+			void *arg)
+{
+	p->on_forget = fn;
+	p->forget_arg = arg;
+}
+
+struct sp_alive *sp_procs_alive(const struct sp_procs *p)
+{
+	return p->alive;
 }
 
 struct sp_proc *sp_procs_get(struct sp_procs *p, uint32_t pid)
@@ -154,13 +186,28 @@ struct sp_proc *sp_procs_get(struct sp_procs *p, uint32_t pid)
 	if (!is_new)
 		return (struct sp_proc *)(uintptr_t)slot->val;
 	proc = calloc(1, sizeof(*proc));
-	if (!proc) {
+	if (!proc || sp_alive_see(p->alive, pid)) {
 		sp_u64map_del(&p->index, pid);
+		free(proc);
 		return NULL;
 	}
 	proc->pid = pid;
 	slot->val = (uint64_t)(uintptr_t)proc;
 	return proc;
+}
+
+/* The table of which processes live forgets pid: so does this one. */
+static void forget(void *arg, uint32_t pid)
+{
+	struct sp_procs *p = arg;
+	struct sp_proc *proc = sp_procs_find(p, pid);
+
+	if (!proc)
+		return;
+	if (p->on_forget)
+		p->on_forget(p->forget_arg, proc);
+	sp_u64map_del(&p->index, pid);
+	proc_free(proc);
 }
 
 uint32_t sp_proc_pid(const struct sp_proc *proc)
@@ -183,16 +230,16 @@ const char *sp_proc_jitdump(const struct sp_proc *proc)
 	return proc->jitdump;
 }
 
-void *sp_proc_user(const struct sp_proc *proc)
+void *sp_proc_user(const struct sp_proc *proc, enum sp_proc_slot slot)
 {
-	return proc->user;
+	return proc->user[slot].data;
 }
 
-void sp_proc_set_user(struct sp_proc *proc, void *data,
-		      void (*release)(void *data))
+void sp_proc_set_user(struct sp_proc *proc, enum sp_proc_slot slot,
+		      void *data, void (*release)(void *data))
 {
-	proc->user = data;
-	proc->release = release;
+	proc->user[slot].data = data;
+	proc->user[slot].release = release;
 }
 
 /* Index of the last entry starting at or below addr, or n if none. */
@@ -470,43 +517,55 @@ err:
 	return -ENOMEM;
 }
 
+static int apply_comm(struct sp_procs *p, const struct sp_comm_rec *c)
+{
+	struct sp_proc *proc = sp_procs_get(p, c->pid);
+
+	if (!proc)
+		return -ENOMEM;
+	if (c->tid != c->pid)
+		return 0;
+	/* a new program replaces the address space */
+	if ((c->flags & SP_COMM_EXEC) && !(c->flags & SP_REC_SYNTH))
+		proc_reset(proc);
+	memcpy(proc->comm, c->comm, sizeof(proc->comm));
+	proc->comm[sizeof(proc->comm) - 1] = 0;
+	return 0;
+}
+
+static int apply_fork(struct sp_procs *p, const struct sp_task_rec *t)
+{
+	struct sp_proc *child, *parent;
+
+	child = sp_procs_get(p, t->pid);
+	if (!child)
+		return -ENOMEM;
+	/* a thread shares its process's; a synthesized one has its own */
+	if (t->pid == t->ppid || (t->flags & SP_REC_SYNTH))
+		return 0;
+	parent = sp_procs_find(p, t->ppid);
+	if (!parent)
+		return 0;
+	memcpy(child->comm, parent->comm, sizeof(child->comm));
+	return copy_maps(child, parent);
+}
+
 int sp_procs_apply(struct sp_procs *p, const struct sp_rec_hdr *rec)
 {
+	/* first what goes: a process a FORK reuses the pid of, before it */
+	int r = sp_alive_apply(p->alive, rec);
+
+	if (r)
+		return r;
 	switch (rec->type) {
 	case SP_REC_MMAP:
 		return apply_mmap(p, (const struct sp_mmap_rec *)rec);
 	case SP_REC_IMAGE:
 		return apply_image(p, (const struct sp_image_rec *)rec);
-	case SP_REC_COMM: {
-		const struct sp_comm_rec *c = (const void *)rec;
-		struct sp_proc *proc = sp_procs_get(p, c->pid);
-
-		if (!proc)
-			return -ENOMEM;
-		if (c->tid != c->pid)
-			return 0;
-		/* a new program replaces the address space */
-		if ((c->flags & SP_COMM_EXEC) && !(c->flags & SP_REC_SYNTH))
-			proc_reset(proc);
-		memcpy(proc->comm, c->comm, sizeof(proc->comm));
-		proc->comm[sizeof(proc->comm) - 1] = 0;
-		return 0;
-	}
-	case SP_REC_FORK: {
-		const struct sp_task_rec *t = (const void *)rec;
-		struct sp_proc *child, *parent;
-
-		if (t->pid == t->ppid || (t->flags & SP_REC_SYNTH))
-			return 0;
-		child = sp_procs_get(p, t->pid);
-		parent = sp_procs_find(p, t->ppid);
-		if (!child)
-			return -ENOMEM;
-		if (!parent || parent == child)
-			return 0;
-		memcpy(child->comm, parent->comm, sizeof(child->comm));
-		return copy_maps(child, parent);
-	}
+	case SP_REC_COMM:
+		return apply_comm(p, (const struct sp_comm_rec *)rec);
+	case SP_REC_FORK:
+		return apply_fork(p, (const struct sp_task_rec *)rec);
 	default:
 		return 0;
 	}

@@ -14,11 +14,19 @@
  * mapping whose file is found nowhere is SP_MAP_MISSING, and one found
  * only as a debug file names frames but cannot be unwound through.  Both
  * are listed once per file by sp_procs_missing().
+ *
+ * The table follows what is alive, not what was ever seen: it forgets a
+ * process when format/alive.h says, SP_ALIVE_LINGER_NS of stream time
+ * after the EXIT of its last thread, or at once when a FORK gives its pid
+ * to a new process (docs/streams.md, section 5.3.1).  Its users keep what
+ * they know of a process in its user slots, which go with it, or hear of
+ * it through sp_procs_on_forget().
  */
 #ifndef SP_PROCS_H
 #define SP_PROCS_H
 
 #include <stdint.h>
+#include "format/alive.h"
 #include "format/records.h"
 #include "elfcache.h"
 #include "locate.h"
@@ -99,10 +107,26 @@ static inline int sp_map_no_buildid(const struct sp_map *m)
 
 /*
  * Apply a record of format/records.h (MMAP, COMM, FORK, EXIT, IMAGE); other types
- * are ignored.  The record must have passed sp_rec_check_common().
- * Returns 0 or -ENOMEM.
+ * are ignored.  The record must have passed sp_rec_check_common().  First
+ * forgets the processes sp_alive_apply() forgets: a struct sp_proc found
+ * before may be gone after.  Returns 0 or -ENOMEM.
  */
 int sp_procs_apply(struct sp_procs *p, const struct sp_rec_hdr *rec);
+
+/* Which processes live: the table's, owned by it. */
+struct sp_alive *sp_procs_alive(const struct sp_procs *p);
+
+/*
+ * Call fn(arg, proc) for each process the table forgets while records are
+ * applied, before its user slots are released; NULL for none.  Not called
+ * by sp_procs_free().
+ */
+void sp_procs_on_forget(struct sp_procs *p,
+			void (*fn)(void *arg, struct sp_proc *proc),
+			void *arg);
+
+/* Processes in the table: alive, or ended and not forgotten yet. */
+size_t sp_procs_count(const struct sp_procs *p);
 
 /*
  * The executable mappings of proc, sorted by address and disjoint: *n of
@@ -117,7 +141,10 @@ const struct sp_map *sp_proc_maps(const struct sp_proc *proc, size_t *n);
  */
 const struct sp_map *sp_proc_modules(const struct sp_proc *proc, size_t *n);
 
-/* The process, created empty on first use (NULL only when out of memory). */
+/*
+ * The process, created empty on first use, with its main thread (tid ==
+ * pid) alive (sp_alive_see(); NULL only when out of memory).
+ */
 struct sp_proc *sp_procs_get(struct sp_procs *p, uint32_t pid);
 
 /* The process if known, else NULL. */
@@ -152,9 +179,19 @@ const struct sp_map *sp_proc_module(const struct sp_proc *proc,
  */
 const char *sp_proc_jitdump(const struct sp_proc *proc);
 
-/* Per-process slot for a user of the table (the unwinder's address space). */
-void *sp_proc_user(const struct sp_proc *proc);
-void sp_proc_set_user(struct sp_proc *proc, void *data,
-		      void (*release)(void *data));
+/*
+ * Per-process slots for the users of the table; what a slot holds is
+ * released with release(data) when the process is forgotten or the table
+ * freed (and must not need the user then).
+ */
+enum sp_proc_slot {
+	SP_PROC_UNWINDER,	/* the unwinder's address space */
+	SP_PROC_STACKS,		/* the stacks interned or named for it */
+	SP_PROC_SLOTS
+};
+
+void *sp_proc_user(const struct sp_proc *proc, enum sp_proc_slot slot);
+void sp_proc_set_user(struct sp_proc *proc, enum sp_proc_slot slot,
+		      void *data, void (*release)(void *data));
 
 #endif

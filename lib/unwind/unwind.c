@@ -421,7 +421,7 @@ static void as_release(void *data)
 static struct as_slot *address_space(struct sp_unwinder *u,
 				     struct sp_proc *proc)
 {
-	struct as_slot *s = sp_proc_user(proc);
+	struct as_slot *s = sp_proc_user(proc, SP_PROC_UNWINDER);
 
 	if (!s) {
 		s = calloc(1, sizeof(*s));
@@ -435,7 +435,7 @@ static struct as_slot *address_space(struct sp_unwinder *u,
 		unw_set_caching_policy(s->as, UNW_CACHE_GLOBAL);
 		s->jd_size = -1;
 		s->generation = sp_proc_generation(proc);
-		sp_proc_set_user(proc, s, as_release);
+		sp_proc_set_user(proc, SP_PROC_UNWINDER, s, as_release);
 	} else if (s->generation != sp_proc_generation(proc)) {
 		/* mappings changed: cached unwind rules may be stale */
 		unw_flush_cache(s->as, 0, 0);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test-procs: address spaces replayed from records. */
+/* test-procs: address spaces replayed from records, and how long they live. */
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -39,6 +39,117 @@ static void comm_rec(struct sp_procs *p, uint32_t pid, const char *name,
 	c.flags = flags;
 	strncpy(c.comm, name, sizeof(c.comm) - 1);
 	CHECK(sp_procs_apply(p, &c.hdr) == 0);
+}
+
+static void task_rec(struct sp_procs *p, int type, uint64_t time,
+		     uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t flags)
+{
+	struct sp_task_rec t = { { (uint32_t)type, sizeof(t) } };
+
+	t.time = time;
+	t.pid = pid;
+	t.ppid = ppid;
+	t.tid = tid;
+	t.ptid = ppid;
+	t.flags = flags;
+	CHECK(sp_procs_apply(p, &t.hdr) == 0);
+}
+
+static void thread_comm(struct sp_procs *p, uint64_t time, uint32_t pid,
+			uint32_t tid, uint32_t flags)
+{
+	struct sp_comm_rec c = { { SP_REC_COMM, sizeof(c) } };
+
+	c.time = time;
+	c.pid = pid;
+	c.tid = tid;
+	c.flags = flags;
+	strcpy(c.comm, "t");
+	CHECK(sp_procs_apply(p, &c.hdr) == 0);
+}
+
+static uint32_t forgotten[16];
+static int nforgotten, released;
+
+static void on_forget(void *arg, struct sp_proc *proc)
+{
+	void *user = sp_proc_user(proc, SP_PROC_STACKS);
+
+	CHECK(arg == (void *)forgotten);
+	CHECK(!user || user == (void *)&released);
+	if (nforgotten < 16)
+		forgotten[nforgotten] = sp_proc_pid(proc);
+	nforgotten++;
+}
+
+static void release(void *data)
+{
+	CHECK(data == (void *)&released);
+	released++;
+}
+
+static void add_user(struct sp_procs *p, uint32_t pid)
+{
+	struct sp_proc *proc = sp_procs_find(p, pid);
+
+	CHECK(proc != NULL);
+	if (proc)
+		sp_proc_set_user(proc, SP_PROC_STACKS, &released, release);
+}
+
+#define S 1000000000ull		/* a second of stream time */
+
+/*
+ * A process goes when format/alive.h says (test-alive), with its mappings
+ * and what its users keep in its slots; a process with its pid later
+ * starts empty.
+ */
+static void test_forget(struct sp_elf_cache *cache)
+{
+	struct sp_procs *p = sp_procs_new(cache);
+	struct sp_proc *proc;
+
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	sp_procs_on_forget(p, on_forget, forgotten);
+	mmap_rec(p, 100, 0x10000, 0x1000, 0, "//anon");
+	task_rec(p, SP_REC_FORK, 1 * S, 200, 100, 200, 0);
+	task_rec(p, SP_REC_FORK, 1 * S, 200, 200, 201, 0);
+	add_user(p, 200);
+	proc = sp_procs_find(p, 200);
+	CHECK(proc && sp_proc_map(proc, 0x10000));
+	CHECK(sp_procs_count(p) == 2);
+
+	/* the main thread's EXIT alone ends nothing */
+	task_rec(p, SP_REC_EXIT, 2 * S, 200, 100, 200, 0);
+	task_rec(p, SP_REC_FORK, 4 * S, 300, 100, 300, 0);
+	CHECK(sp_procs_find(p, 200) == proc && nforgotten == 0);
+	/* the last thread's does; a second later 200 is forgotten */
+	task_rec(p, SP_REC_EXIT, 5 * S, 200, 200, 201, 0);
+	CHECK(sp_alive_ended(sp_procs_alive(p), 200));
+	thread_comm(p, 6 * S - 1, 300, 300, 0);
+	CHECK(sp_procs_find(p, 200) == proc && released == 0);
+	thread_comm(p, 6 * S, 300, 300, 0);
+	CHECK(sp_procs_find(p, 200) == NULL);
+	CHECK(nforgotten == 1 && forgotten[0] == 200 && released == 1);
+	CHECK(sp_procs_count(p) == 2);
+	/* a record of its pid after that: a new process, with nothing */
+	proc = sp_procs_get(p, 200);
+	CHECK(proc && sp_proc_map(proc, 0x10000) == NULL);
+	CHECK(sp_proc_user(proc, SP_PROC_STACKS) == NULL);
+
+	/* a FORK that gives 300's pid to a new process forgets it first */
+	add_user(p, 300);
+	thread_comm(p, 6 * S, 300, 300, 0);
+	mmap_rec(p, 300, 0x20000, 0x1000, 0, "//anon");
+	task_rec(p, SP_REC_FORK, 7 * S, 300, 100, 300, 0);
+	CHECK(nforgotten == 2 && forgotten[1] == 300 && released == 2);
+	proc = sp_procs_find(p, 300);
+	CHECK(proc && sp_proc_map(proc, 0x10000) &&
+	      !sp_proc_map(proc, 0x20000));
+	sp_procs_free(p);
+	CHECK(released == 2);	/* freeing the table calls no hook */
 }
 
 int main(void)
@@ -144,6 +255,7 @@ int main(void)
 	CHECK(sp_procs_find(p, 999999) == NULL);
 
 	sp_procs_free(p);
+	test_forget(cache);
 	sp_elf_cache_free(cache);
 	return unit_done("test-procs");
 }
