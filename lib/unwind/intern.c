@@ -25,7 +25,7 @@ struct sp_intern *sp_intern_new(void)
 
 	if (!t)
 		return NULL;
-	t->nslots = 1024;
+	t->nslots = 16;		/* most processes have few stacks */
 	t->slots = calloc(t->nslots, sizeof(*t->slots));
 	if (!t->slots) {
 		free(t);
@@ -121,7 +121,7 @@ static int rehash(struct sp_intern *t)
 }
 
 uint32_t sp_intern_stack(struct sp_intern *t, const struct sp_stack_key *k,
-			 int *is_new)
+			 uint32_t *last, int *is_new)
 {
 	uint64_t h = key_hash(k);
 	size_t i = h & (t->nslots - 1), words = key_words(k);
@@ -132,7 +132,7 @@ uint32_t sp_intern_stack(struct sp_intern *t, const struct sp_stack_key *k,
 		if (t->slots[i].hash == h &&
 		    key_equal(t->arena + t->slots[i].off, k))
 			return t->slots[i].id;
-	if (SP_GROW(t->arena, t->cap, t->len + words))
+	if (*last == UINT32_MAX || SP_GROW(t->arena, t->cap, t->len + words))
 		return 0;
 	w = t->arena + t->len;
 	w[0] = head_word(k);
@@ -146,10 +146,11 @@ uint32_t sp_intern_stack(struct sp_intern *t, const struct sp_stack_key *k,
 	}
 	t->slots[i].hash = h;
 	t->slots[i].off = t->len;
-	t->slots[i].id = (uint32_t)++t->count;
+	t->slots[i].id = ++*last;
+	t->count++;
 	t->len += words;
 	*is_new = 1;
 	if (t->count * 2 > t->nslots && rehash(t))
 		return 0;
-	return (uint32_t)t->count;
+	return *last;
 }

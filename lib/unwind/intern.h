@@ -2,9 +2,13 @@
 /*
  * intern.h: one ID per distinct frame list of a process.
  *
- * A hash table over (pid, end reason and flags, kernel frames, user frames and their
- * flags) whose entries point into one growing arena; IDs are handed out in
- * order of first appearance, so the same input always gives the same IDs.
+ * A table holds the stacks of one process: a hash table over (pid, end
+ * reason and flags, kernel frames, user frames and their flags) whose
+ * entries point into one growing arena, so that it goes with its process.
+ * The tables of a stream share one counter, and IDs are handed out in order
+ * of first appearance: the same input always gives the same IDs, and no
+ * two stacks get the same ID, even of two processes that had the same pid
+ * one after the other.
  */
 #ifndef SP_INTERN_H
 #define SP_INTERN_H
@@ -13,6 +17,7 @@
 
 struct sp_intern;
 
+/* Returns a new, empty table; NULL when out of memory. */
 struct sp_intern *sp_intern_new(void);
 void sp_intern_free(struct sp_intern *t);
 
@@ -27,13 +32,15 @@ struct sp_stack_key {
 };
 
 /*
- * Returns the ID (>= 1) of the stack, with *is_new set if it was added by
- * this call; 0 when out of memory.
+ * Returns the ID (>= 1) of the stack in t, with *is_new set if it was
+ * added by this call: its ID is then ++*last, last being the counter that
+ * the tables of a stream share (0 before the first stack).  Returns 0 when
+ * out of memory or out of IDs.
  */
 uint32_t sp_intern_stack(struct sp_intern *t, const struct sp_stack_key *k,
-			 int *is_new);
+			 uint32_t *last, int *is_new);
 
-/* Distinct stacks so far. */
+/* Distinct stacks in t. */
 uint64_t sp_intern_count(const struct sp_intern *t);
 
 #endif

@@ -45,7 +45,6 @@ static const int unw_to_perf[] = {
 };
 
 struct sp_unwinder {
-	struct sp_procs *procs;
 	unw_accessors_t acc;
 	int regidx[PR_MAX];	/* position in a sample's regs, or -1 */
 	uint32_t stack_size;
@@ -377,15 +376,13 @@ static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf,
 	return -UNW_EINVAL;
 }
 
-struct sp_unwinder *sp_unwinder_new(struct sp_procs *procs,
-				    const struct sp_raw_header *h)
+struct sp_unwinder *sp_unwinder_new(const struct sp_raw_header *h)
 {
 	struct sp_unwinder *u = calloc(1, sizeof(*u));
 	int i, n = 0;
 
 	if (!u)
 		return NULL;
-	u->procs = procs;
 	u->stack_size = h->stack_size;
 	for (i = 0; i < PR_MAX; i++)
 		u->regidx[i] = (h->regs_mask >> i) & 1 ? n++ : -1;
@@ -641,7 +638,7 @@ static int go_frame(struct ctx *c, unw_addr_space_t as, unw_cursor_t *cur,
 	return 0;
 }
 
-static int unwind_sample(struct sp_unwinder *u,
+static int unwind_sample(struct sp_unwinder *u, struct sp_proc *proc,
 			 const struct sp_raw_sample_view *v,
 			 struct sp_frames *out, struct sp_splice *splice)
 {
@@ -659,9 +656,7 @@ static int unwind_sample(struct sp_unwinder *u,
 		return 0;
 	}
 	c.u = u;
-	c.proc = sp_procs_get(u->procs, s->pid);
-	if (!c.proc)
-		return -ENOMEM;
+	c.proc = proc;
 	for (i = 0; i < PR_MAX; i++) {
 		if (u->regidx[i] >= 0 && u->regidx[i] < s->nr_regs) {
 			c.regs[i] = v->regs[u->regidx[i]];
@@ -744,14 +739,14 @@ next:
 	}
 }
 
-int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
-		     struct sp_frames *out)
+int sp_unwind_sample(struct sp_unwinder *u, struct sp_proc *proc,
+		     const struct sp_raw_sample_view *v, struct sp_frames *out)
 {
 	struct sp_splice splice;
 	int r;
 
 	sp_splice_init(&splice, v);
-	r = unwind_sample(u, v, out, &splice);
+	r = unwind_sample(u, proc, v, out, &splice);
 	if (!r)
 		sp_splice_finish(&splice, out);
 	return r;

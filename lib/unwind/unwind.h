@@ -20,9 +20,13 @@
 
 struct sp_unwinder;
 
-/* Returns a new unwinder over procs (not owned); NULL when out of memory. */
-struct sp_unwinder *sp_unwinder_new(struct sp_procs *procs,
-				    const struct sp_raw_header *h);
+/*
+ * Returns a new unwinder of the samples of a stream with header h; NULL
+ * when out of memory.  What it keeps of a process (libunwind's address
+ * space, its jitdump) is in the process's SP_PROC_UNWINDER slot and goes
+ * with it.
+ */
+struct sp_unwinder *sp_unwinder_new(const struct sp_raw_header *h);
 void sp_unwinder_free(struct sp_unwinder *u);
 
 struct sp_frames {
@@ -34,12 +38,13 @@ struct sp_frames {
 };
 
 /*
- * Unwind the user stack of a sample into out.  Stack words beyond the copy
+ * Unwind the user stack of a sample of proc (the process of its pid, with
+ * the mappings of its records so far) into out.  Stack words beyond the copy
  * come from v->tail when the sample has one; a stack that needed them and
  * then completed gets SP_STACK_SPLICED in out->stack_flags.  Returns 0; how
  * far it got is in out->end.  Returns -ENOMEM only when out of memory.
  */
-int sp_unwind_sample(struct sp_unwinder *u, const struct sp_raw_sample_view *v,
-		     struct sp_frames *out);
+int sp_unwind_sample(struct sp_unwinder *u, struct sp_proc *proc,
+		     const struct sp_raw_sample_view *v, struct sp_frames *out);
 
 #endif

@@ -18,7 +18,7 @@ struct sp_unwstream {
 	struct sp_elf_cache *cache;
 	struct sp_procs *procs;
 	struct sp_unwinder *unw;
-	struct sp_intern *stacks;
+	uint32_t last_id;	/* of the stacks of every process */
 	struct sp_tails *tails;	/* per thread, from TAIL records */
 	struct sp_frames frames;
 	struct sp_unw_summary sum;
@@ -44,10 +44,9 @@ struct sp_unwstream *sp_unwstream_new(const struct sp_raw_header *rh,
 	u->arg = arg;
 	u->cache = sp_elf_cache_new();
 	u->procs = u->cache ? sp_procs_new(u->cache) : NULL;
-	u->unw = u->procs ? sp_unwinder_new(u->procs, rh) : NULL;
-	u->stacks = sp_intern_new();
+	u->unw = u->procs ? sp_unwinder_new(rh) : NULL;
 	u->tails = sp_tails_new();
-	if (!u->unw || !u->stacks || !u->tails) {
+	if (!u->unw || !u->tails) {
 		sp_unwstream_free(u);
 		return NULL;
 	}
@@ -63,7 +62,6 @@ void sp_unwstream_free(struct sp_unwstream *u)
 	free(u->rec);
 	sp_tails_free(u->tails);
 	free(u->missing);
-	sp_intern_free(u->stacks);
 	sp_unwinder_free(u->unw);
 	sp_procs_free(u->procs);
 	sp_elf_cache_free(u->cache);
@@ -192,11 +190,28 @@ static void use_tail(struct sp_unwstream *u, struct sp_raw_sample_view *v)
 	v->tail_len = t->len;
 }
 
+static void release_stacks(void *data)
+{
+	sp_intern_free(data);
+}
+
+/* The stacks of proc: they go with it when it is forgotten. */
+static struct sp_intern *stacks_of(struct sp_proc *proc)
+{
+	struct sp_intern *t = sp_proc_user(proc, SP_PROC_STACKS);
+
+	if (!t && (t = sp_intern_new()))
+		sp_proc_set_user(proc, SP_PROC_STACKS, t, release_stacks);
+	return t;
+}
+
 static int do_sample(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 {
 	struct sp_unw_sample out = { { SP_REC_SAMPLE, sizeof(out) } };
 	struct sp_raw_sample_view v;
 	struct sp_stack_key k;
+	struct sp_intern *stacks;
+	struct sp_proc *proc;
 	const char *bad;
 	uint32_t id;
 	int is_new, r;
@@ -205,7 +220,9 @@ static int do_sample(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 	if (bad)
 		return refuse(u, bad);
 	use_tail(u, &v);
-	if (sp_unwind_sample(u->unw, &v, &u->frames))
+	proc = sp_procs_get(u->procs, v.s->pid);
+	stacks = proc ? stacks_of(proc) : NULL;
+	if (!stacks || sp_unwind_sample(u->unw, proc, &v, &u->frames))
 		return -ENOMEM;
 	k.pid = v.s->pid;
 	k.end = (uint8_t)u->frames.end;
@@ -215,7 +232,7 @@ static int do_sample(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 	k.kernel_ips = v.kernel_ips;
 	k.user_ips = u->frames.ips;
 	k.uflags = u->frames.flags;
-	id = sp_intern_stack(u->stacks, &k, &is_new);
+	id = sp_intern_stack(stacks, &k, &u->last_id, &is_new);
 	if (!id)
 		return -ENOMEM;
 	if (is_new && (r = emit_stack(u, id, &v)))
@@ -285,7 +302,7 @@ int sp_unwstream_finish(struct sp_unwstream *u)
 	if (!u->have_summary)
 		return refuse(u, "truncated stream: no summary record");
 	u->sum.lost = rs->lost;
-	u->sum.stacks = sp_intern_count(u->stacks);
+	u->sum.stacks = u->last_id;
 	u->sum.threads = rs->threads;
 	u->sum.processes = rs->processes;
 	u->sum.start_time = rs->start_time;

@@ -6,6 +6,10 @@
  * names into a process table, unwinds each sample, interns its stack and
  * hands every unwound-stream record to a callback, so that a tool can write
  * them to a pipe and a program can append them to a spool in-process.
+ * What it keeps of a process (mappings, libunwind's address space, the
+ * stacks interned) goes when the process table forgets the process, a
+ * second of stream time after its last thread's EXIT: its memory follows
+ * the processes alive.
  */
 #ifndef SP_UNWSTREAM_H
 #define SP_UNWSTREAM_H

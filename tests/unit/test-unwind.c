@@ -146,7 +146,7 @@ int main(void)
 	struct sp_raw_header h = { .regs_mask = 0xff0fff, .stack_size = 65528 };
 	struct sp_elf_cache *cache = sp_elf_cache_new();
 	struct sp_procs *procs = sp_procs_new(cache);
-	struct sp_unwinder *u = sp_unwinder_new(procs, &h);
+	struct sp_unwinder *u = sp_unwinder_new(&h);
 	struct sp_raw_sample s = { .pid = 42, .tid = 42, .nr_regs = 20 };
 	struct sp_raw_sample_view v = { &s, regs, NULL, stack };
 	struct sp_frames *f = malloc(sizeof(*f));
@@ -162,7 +162,7 @@ int main(void)
 	proc = sp_procs_find(procs, 42);
 	CHECK(proc != NULL);
 
-	CHECK(sp_unwind_sample(u, &v, f) == 0);
+	CHECK(sp_unwind_sample(u, proc, &v, f) == 0);
 	CHECK(f->end == SP_END_COMPLETE);
 	CHECK(f->nr_user >= 6);
 	CHECK(f->flags[0] == SP_FRAME_PRECISE && f->flags[1] == 0);
@@ -176,13 +176,13 @@ int main(void)
 	/* the same sample again: no file is opened a second time */
 	opened = sp_elf_cache_opened(cache);
 	for (i = 0; i < 100; i++)
-		sp_unwind_sample(u, &v, f);
+		sp_unwind_sample(u, proc, &v, f);
 	CHECK(f->end == SP_END_COMPLETE);
 	CHECK(sp_elf_cache_opened(cache) == opened);
 
 	/* a stack copy cut short ends as truncated, with the frames so far */
 	s.stack_len = 16;
-	CHECK(sp_unwind_sample(u, &v, f) == 0);
+	CHECK(sp_unwind_sample(u, proc, &v, f) == 0);
 	CHECK(f->end == SP_END_TRUNCATED);
 	CHECK(f->nr_user >= 1 && f->nr_user < 4);
 
@@ -196,7 +196,7 @@ int main(void)
 		uint64_t ips[8];
 
 		s.stack_len = stack_len;
-		CHECK(sp_unwind_sample(u, &v, f) == 0);
+		CHECK(sp_unwind_sample(u, proc, &v, f) == 0);
 		CHECK(f->stack_flags == 0);
 		n = f->nr_user;
 		memcpy(ips, f->ips, sizeof(ips));
@@ -204,7 +204,7 @@ int main(void)
 			s.stack_len = cut[k];
 			v.tail = stack + cut[k];
 			v.tail_len = stack_len - cut[k];
-			CHECK(sp_unwind_sample(u, &v, f) == 0);
+			CHECK(sp_unwind_sample(u, proc, &v, f) == 0);
 			CHECK(f->end == SP_END_COMPLETE);
 			CHECK(f->stack_flags == SP_STACK_SPLICED);
 			CHECK(f->nr_user == n &&
@@ -212,14 +212,14 @@ int main(void)
 		}
 		/* a tail that ends too soon: cut, not spliced */
 		v.tail_len = 64;
-		CHECK(sp_unwind_sample(u, &v, f) == 0);
+		CHECK(sp_unwind_sample(u, proc, &v, f) == 0);
 		CHECK(f->end == SP_END_TRUNCATED);
 		CHECK(f->stack_flags == 0);
 		/* a copy that needs no tail does not use it */
 		s.stack_len = stack_len;
 		v.tail = stack;
 		v.tail_len = 64;
-		CHECK(sp_unwind_sample(u, &v, f) == 0);
+		CHECK(sp_unwind_sample(u, proc, &v, f) == 0);
 		CHECK(f->end == SP_END_COMPLETE && f->stack_flags == 0);
 		v.tail = NULL;
 		v.tail_len = 0;
@@ -227,7 +227,7 @@ int main(void)
 
 	/* no registers: nothing to unwind */
 	s.nr_regs = 0;
-	CHECK(sp_unwind_sample(u, &v, f) == 0);
+	CHECK(sp_unwind_sample(u, proc, &v, f) == 0);
 	CHECK(f->end == SP_END_NOREGS && f->nr_user == 0);
 
 	/*
@@ -237,7 +237,9 @@ int main(void)
 	s.nr_regs = 20;
 	s.stack_len = stack_len;
 	s.pid = 43;
-	CHECK(sp_unwind_sample(u, &v, f) == 0);
+	proc = sp_procs_get(procs, 43);
+	CHECK(proc != NULL);
+	CHECK(sp_unwind_sample(u, proc, &v, f) == 0);
 	CHECK(f->nr_user >= 1);
 	CHECK(sp_elf_cache_opened(cache) == opened);
 
