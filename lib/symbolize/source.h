@@ -131,6 +131,8 @@ struct src_jitdump {
 
 /* An MMAP record of a jit-PID.dump: the process writes one. */
 int src_jitdump_note_mmap(struct sp_symbolizer *s, const struct sp_mmap_rec *m);
+/* Process pid is gone: drop its dumps. */
+void src_jitdump_forget(struct sp_symbolizer *s, uint32_t pid);
 void src_jitdump_release(struct src_jitdump *j);
 
 /* src-perfmap.c: /tmp/perf-PID.map, or the PERFMAP records of the stream */
@@ -145,6 +147,8 @@ struct src_perfmap {
 
 int src_perfmap_add_record(struct sp_symbolizer *s, uint32_t pid,
 			   const char *text, size_t len, int reset);
+/* Process pid is gone: drop its map. */
+void src_perfmap_forget(struct sp_symbolizer *s, uint32_t pid);
 /* Process pid ran a new program: its JIT writes a new map. */
 void src_perfmap_exec(struct sp_symbolizer *s, uint32_t pid);
 void src_perfmap_release(struct src_perfmap *p);
@@ -184,7 +188,9 @@ struct sp_symbolizer {
 	unsigned flags;			/* SP_SYM_* */
 	struct sp_strtab strs;		/* every name and file, once */
 	struct sp_u64map threads;	/* pid << 32 | tid -> name index */
-	struct sp_u64map stacks;	/* pid << 32 | id seen */
+	struct sp_u64map stacks;	/* pid << 32 | id seen; the IDs of a
+					   process are in its SP_PROC_STACKS
+					   slot too, to go with it */
 	struct sp_u64map demangled;	/* interned name -> shown name */
 	/*
 	 * Answers of cacheable sources: tables maps a table to its entry of

@@ -51,6 +51,22 @@ int src_jitdump_note_mmap(struct sp_symbolizer *s, const struct sp_mmap_rec *m)
 	return 0;
 }
 
+void src_jitdump_forget(struct sp_symbolizer *s, uint32_t pid)
+{
+	struct src_jitdump *jd = &s->jitdump;
+	size_t i, k = 0;
+
+	for (i = 0; i < jd->n; i++) {
+		if (jd->refs[i].pid != pid) {
+			jd->refs[k++] = jd->refs[i];
+			continue;
+		}
+		free(jd->refs[i].path);
+		sp_jitdump_free(jd->refs[i].j);
+	}
+	jd->n = k;
+}
+
 /* (Re)read the dump when it is new or has grown; a JIT appends to it. */
 static int refresh(struct sp_symbolizer *s, struct src_jitdump_ref *r)
 {

@@ -112,6 +112,23 @@ int src_perfmap_add_record(struct sp_symbolizer *s, uint32_t pid,
 	return sp_perfmap_add(pm->map, text, len);
 }
 
+void src_perfmap_forget(struct sp_symbolizer *s, uint32_t pid)
+{
+	struct src_perfmap *p = &s->perfmap;
+	struct sp_u64slot *slot = sp_u64map_find(&p->index, pid);
+	size_t i;
+
+	if (!slot)
+		return;
+	i = slot->val;
+	sp_u64map_del(&p->index, pid);
+	sp_perfmap_free(p->procs[i].map);
+	/* the last one takes its place */
+	p->procs[i] = p->procs[--p->n];
+	if (i < p->n && (slot = sp_u64map_find(&p->index, p->procs[i].pid)))
+		slot->val = i;
+}
+
 void src_perfmap_exec(struct sp_symbolizer *s, uint32_t pid)
 {
 	struct src_perfmap_proc *pm = proc_of(&s->perfmap, pid, 0);

@@ -120,6 +120,64 @@ out:
 
 /* Life -------------------------------------------------------------------- */
 
+/* The IDs of the stacks of a process, in its SP_PROC_STACKS slot. */
+struct proc_stacks {
+	uint32_t *ids;
+	size_t n, cap;
+};
+
+static void release_stacks(void *data)
+{
+	struct proc_stacks *ps = data;
+
+	free(ps->ids);
+	free(ps);
+}
+
+/* Remember that (pid, id) is a stack of pid, to forget it with pid. */
+static int note_stack(struct sp_symbolizer *s, uint32_t pid, uint32_t id)
+{
+	struct sp_proc *proc = sp_procs_get(s->procs, pid);
+	struct proc_stacks *ps;
+
+	if (!proc)
+		return -ENOMEM;
+	ps = sp_proc_user(proc, SP_PROC_STACKS);
+	if (!ps) {
+		ps = calloc(1, sizeof(*ps));
+		if (!ps)
+			return -ENOMEM;
+		sp_proc_set_user(proc, SP_PROC_STACKS, ps, release_stacks);
+	}
+	if (SP_GROW(ps->ids, ps->cap, ps->n + 1))
+		return -ENOMEM;
+	ps->ids[ps->n++] = id;
+	return 0;
+}
+
+/*
+ * The process table forgets proc: so does the symbolizer, its stacks,
+ * thread names, perf map and jitdumps.  A later process with its pid
+ * defines its own stacks (docs/streams.md, section 7).
+ */
+static void forget_proc(void *arg, struct sp_proc *proc)
+{
+	struct sp_symbolizer *s = arg;
+	const struct proc_stacks *ps = sp_proc_user(proc, SP_PROC_STACKS);
+	uint32_t pid = sp_proc_pid(proc);
+	const uint32_t *tids;
+	size_t i, n;
+
+	for (i = 0; ps && i < ps->n; i++)
+		sp_u64map_del(&s->stacks, key2(pid, ps->ids[i]));
+	tids = sp_alive_threads(sp_procs_alive(s->procs), pid, &n);
+	for (i = 0; i < n; i++)
+		sp_u64map_del(&s->threads, key2(pid, tids[i]));
+	sp_u64map_del(&s->threads, key2(pid, pid));
+	src_perfmap_forget(s, pid);
+	src_jitdump_forget(s, pid);
+}
+
 struct sp_procs *sp_symbolizer_procs(const struct sp_symbolizer *s)
 {
 	return s->procs;
@@ -132,6 +190,7 @@ struct sp_symbolizer *sp_symbolizer_new(struct sp_procs *procs)
 	if (!s)
 		return NULL;
 	s->procs = procs;
+	sp_procs_on_forget(procs, forget_proc, s);
 	return s;
 }
 
@@ -141,6 +200,7 @@ void sp_symbolizer_free(struct sp_symbolizer *s)
 
 	if (!s)
 		return;
+	sp_procs_on_forget(s->procs, NULL, NULL);
 	src_kernel_release(&s->kernel);
 	src_elf_release(&s->elf);
 	src_jitdump_release(&s->jitdump);
@@ -634,8 +694,13 @@ int sp_symbolize_stack(struct sp_symbolizer *s,
 	slot = sp_u64map_get(&s->stacks, key2(st->pid, st->id), &is_new);
 	if (!slot)
 		return -ENOMEM;
-	if (is_new)
+	if (is_new) {
 		s->st.stacks++;
+		if (note_stack(s, st->pid, st->id)) {
+			sp_u64map_del(&s->stacks, key2(st->pid, st->id));
+			return -ENOMEM;
+		}
+	}
 	slot->val = st->end | (uint64_t)st->flags << 8 |
 		    (uint64_t)s->missing.stack_file << 16;
 	*frames = s->out;

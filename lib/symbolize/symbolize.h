@@ -39,7 +39,9 @@ struct sp_symbolizer;
 
 /*
  * Returns a symbolizer over procs (not owned; it and its ELF cache must
- * outlive the symbolizer), NULL when out of memory.
+ * outlive the symbolizer, and it has no other symbolizer), NULL when out of
+ * memory.  When procs forgets a process (elf/procs.h), the symbolizer
+ * forgets its stacks, thread names, perf map and jitdumps too.
  */
 struct sp_symbolizer *sp_symbolizer_new(struct sp_procs *procs);
 

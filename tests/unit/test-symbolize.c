@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* test-symbolize.c: ELF, perf-map and kallsyms lookups, hidden frames, names. */
+/*
+ * test-symbolize.c: ELF, perf-map and kallsyms lookups, hidden frames,
+ * names, and what is forgotten with a process.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -342,6 +345,79 @@ static void test_captured(struct sp_procs *procs)
 	CHECK(!sp_symbol_python_glue("PyLong_FromLong"));
 }
 
+static void task(struct sp_symbolizer *s, int type, uint64_t time,
+		 uint32_t pid, uint32_t ppid, uint32_t tid)
+{
+	struct sp_task_rec t = { .hdr = { (uint32_t)type, sizeof(t) },
+		.time = time, .pid = pid, .ppid = ppid, .tid = tid,
+		.ptid = ppid };
+	struct sp_st_comm comm;
+
+	CHECK(sp_symbolizer_apply(s, &t.hdr, &comm) >= 0);
+}
+
+/*
+ * A process forgotten a second after its end takes its stacks, names and
+ * perf map along: a process that gets its pid later starts with none.
+ */
+static void test_forget(void)
+{
+	struct sp_elf_cache *cache = sp_elf_cache_new();
+	struct sp_procs *procs = cache ? sp_procs_new(cache) : NULL;
+	struct sp_symbolizer *s = procs ? sp_symbolizer_new(procs) : NULL;
+	struct {
+		struct sp_unw_stack st;
+		uint64_t ips[1];
+		uint8_t uflags[8];
+	} rec = { .st = { .hdr = { SP_REC_STACK, sizeof(rec) }, .pid = 600,
+		.id = 3, .nr_user = 1 }, .ips = { 0x1010 },
+		.uflags = { SP_FRAME_PRECISE } };
+	struct sp_comm_rec c = { .hdr = { SP_REC_COMM, sizeof(c) }, .time = 1,
+		.pid = 600, .tid = 600 };
+	struct sp_unw_stack_view v;
+	const struct sp_frame *frames;
+	struct sp_st_comm comm;
+	struct sp_frame f;
+	size_t n;
+
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	CHECK(sp_symbolizer_set_perf_map_dir(s, "/nonexistent") == 0);
+	strcpy(c.comm, "short");
+	CHECK(sp_symbolizer_apply(s, &c.hdr, &comm) == 1);
+	CHECK(sp_symbolizer_add_perf_map(s, 600, "1000 100 jit_e\n", 15, 0) == 0);
+	CHECK(sp_unw_stack_parse(&rec.st.hdr, &v) == NULL);
+	CHECK(sp_symbolize_stack(s, &v, &frames, &n) == 0 && n == 1);
+	CHECK(n == 1 && !strcmp(frames[0].function, "jit_e"));
+	CHECK(sp_symbolizer_has_stack(s, 600, 3));
+	task(s, SP_REC_EXIT, 2000000000, 600, 1, 600);
+	/* it lingers for the records stamped before its end */
+	task(s, SP_REC_FORK, 2900000000, 601, 1, 601);
+	CHECK(sp_symbolizer_has_stack(s, 600, 3));
+	CHECK(sp_symbolize_user(s, 600, 0x1010, 1, &f) == 0);
+	CHECK_STR(f.function, "jit_e");
+	task(s, SP_REC_FORK, 3000000000, 602, 1, 602);
+	CHECK(!sp_symbolizer_has_stack(s, 600, 3));
+	CHECK(sp_procs_find(procs, 600) == NULL);
+	/* a new process 600 has neither the perf map nor the stacks */
+	task(s, SP_REC_FORK, 3000000000, 600, 602, 600);
+	CHECK(sp_symbolize_user(s, 600, 0x1010, 1, &f) == 0);
+	CHECK_STR(f.function, "[unknown]");
+	CHECK(!sp_symbolizer_has_stack(s, 600, 3));
+	rec.st.id = 4;
+	CHECK(sp_unw_stack_parse(&rec.st.hdr, &v) == NULL);
+	CHECK(sp_symbolize_stack(s, &v, &frames, &n) == 0 && n == 1);
+	CHECK(n == 1 && !strcmp(frames[0].function, "[unknown]"));
+	CHECK(sp_symbolizer_has_stack(s, 600, 4));
+	/* a FORK giving the pid to yet another process forgets at once */
+	task(s, SP_REC_FORK, 3100000000, 600, 601, 600);
+	CHECK(!sp_symbolizer_has_stack(s, 600, 4));
+	sp_symbolizer_free(s);
+	sp_procs_free(procs);
+	sp_elf_cache_free(cache);
+}
+
 int main(void)
 {
 	struct sp_elf_cache *cache;
@@ -364,6 +440,7 @@ int main(void)
 	test_threads(s);
 	test_stack(s);
 	test_captured(procs);
+	test_forget();
 	sp_symbolizer_free(s);
 	sp_procs_free(procs);
 	sp_elf_cache_free(cache);
