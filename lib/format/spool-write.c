@@ -10,7 +10,14 @@
 #include <zlib.h>
 
 #include "base/grow.h"
+#include "alive.h"
 #include "spool-codec.h"
+
+/* The IDs of the stacks of one process, to forget with it. */
+struct pid_stacks {
+	uint32_t *ids;
+	size_t n, cap;
+};
 
 struct sp_spool_writer {
 	int fd;
@@ -25,6 +32,8 @@ struct sp_spool_writer {
 	uint64_t first_time, last_time;
 	int timed;
 	struct sp_u64map stacks;	/* defined: sp_spool_key() */
+	struct sp_u64map pid_stacks;	/* pid -> struct pid_stacks */
+	struct sp_alive *alive;		/* when to forget a pid's stacks */
 	int have_summary;
 	struct sp_unw_summary summary;
 	struct sp_spool_index_entry *idx;
@@ -62,6 +71,60 @@ static int write_all(struct sp_spool_writer *w, const void *data, size_t n)
 	return 0;
 }
 
+/*
+ * A process is gone (alive.h): a sample can no longer refer to its stacks,
+ * which need not be remembered any more.
+ */
+static void forget(void *arg, uint32_t pid)
+{
+	struct sp_spool_writer *w = arg;
+	struct sp_u64slot *slot = sp_u64map_find(&w->pid_stacks, pid);
+	struct pid_stacks *ps;
+	size_t i;
+
+	if (!slot)
+		return;
+	ps = (struct pid_stacks *)(uintptr_t)slot->val;
+	sp_u64map_del(&w->pid_stacks, pid);
+	for (i = 0; i < ps->n; i++)
+		sp_u64map_del(&w->stacks, sp_spool_key(pid, ps->ids[i]));
+	free(ps->ids);
+	free(ps);
+}
+
+/* Stack (pid, id) is defined, for as long as its process is. */
+static int define(struct sp_spool_writer *w, uint32_t pid, uint32_t id)
+{
+	struct sp_u64slot *slot;
+	struct pid_stacks *ps;
+	int is_new;
+
+	if (sp_alive_see(w->alive, pid))
+		return -ENOMEM;
+	slot = sp_u64map_get(&w->pid_stacks, pid, &is_new);
+	if (!slot)
+		return -ENOMEM;
+	if (is_new) {
+		ps = calloc(1, sizeof(*ps));
+		if (!ps) {
+			sp_u64map_del(&w->pid_stacks, pid);
+			return -ENOMEM;
+		}
+		slot->val = (uint64_t)(uintptr_t)ps;
+	}
+	ps = (struct pid_stacks *)(uintptr_t)slot->val;
+	if (!sp_u64map_get(&w->stacks, sp_spool_key(pid, id), &is_new))
+		return -ENOMEM;
+	if (!is_new)
+		return 0;
+	if (SP_GROW(ps->ids, ps->cap, ps->n + 1)) {
+		sp_u64map_del(&w->stacks, sp_spool_key(pid, id));
+		return -ENOMEM;
+	}
+	ps->ids[ps->n++] = id;
+	return 0;
+}
+
 struct sp_spool_writer *sp_spool_writer_open(const char *path,
 					     const struct sp_unw_header *uh,
 					     const struct sp_spool_opts *opts)
@@ -89,7 +152,8 @@ struct sp_spool_writer *sp_spool_writer_open(const char *path,
 	}
 	w->stride = 1;
 	w->idx = malloc(SP_SPOOL_INDEX_MAX * sizeof(*w->idx));
-	if (!w->idx) {
+	w->alive = sp_alive_new(forget, w);
+	if (!w->idx || !w->alive) {
 		e = ENOMEM;
 		goto err;
 	}
@@ -114,6 +178,7 @@ err:
 	if (w->fd >= 0)
 		close(w->fd);
 	free(w->idx);
+	sp_alive_free(w->alive);
 	free(w);
 	errno = e;
 	return NULL;
@@ -212,9 +277,12 @@ int sp_spool_writer_add(struct sp_spool_writer *w, const struct sp_rec_hdr *rec)
 	if (rec->type == SP_REC_STACK) {
 		const struct sp_unw_stack *s = (const void *)rec;
 
-		if (!sp_u64map_get(&w->stacks, sp_spool_key(s->pid, s->id), NULL))
+		if (define(w, s->pid, s->id))
 			return w->err = -ENOMEM;
 		w->st.stacks++;
+	} else if (rec->type >= SP_REC_MMAP && rec->type <= SP_REC_IMAGE) {
+		if (sp_alive_apply(w->alive, rec))
+			return w->err = -ENOMEM;
 	} else if (rec->type == SP_REC_SAMPLE) {
 		const struct sp_unw_sample *s = (const void *)rec;
 
@@ -289,6 +357,7 @@ static int write_trailer(struct sp_spool_writer *w)
 
 int sp_spool_writer_close(struct sp_spool_writer *w)
 {
+	uint32_t i;
 	int r;
 
 	if (!w)
@@ -304,7 +373,18 @@ int sp_spool_writer_close(struct sp_spool_writer *w)
 	free(w->tbuf);
 	free(w->zbuf);
 	free(w->idx);
+	for (i = 0; i < w->pid_stacks.nslots; i++) {
+		struct pid_stacks *ps;
+
+		if (!w->pid_stacks.slots[i].used)
+			continue;
+		ps = (struct pid_stacks *)(uintptr_t)w->pid_stacks.slots[i].val;
+		free(ps->ids);
+		free(ps);
+	}
+	sp_u64map_release(&w->pid_stacks);
 	sp_u64map_release(&w->stacks);
+	sp_alive_free(w->alive);
 	free(w);
 	return r;
 }

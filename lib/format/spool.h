@@ -139,7 +139,9 @@ struct sp_spool_writer *sp_spool_writer_open(const char *path,
 /*
  * Add one record of the unwound stream (rec->size bytes are copied).  The
  * record is checked as a reader would: framing, known layouts, a SAMPLE's
- * stack defined before it, nothing after the SUMMARY.  A full block is
+ * stack defined before it (for the process that has its pid: the stacks of
+ * a process are forgotten with it, as alive.h says), nothing after the
+ * SUMMARY.  A full block is
  * compressed and written.  Returns 0, -EINVAL for a bad record (see
  * sp_spool_writer_error()) or the -errno of a failed write, after which
  * every call fails the same way.

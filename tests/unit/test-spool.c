@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* test-spool.c: spool files: round trips, cut files, damage, a full disk. */
+/*
+ * test-spool.c: spool files: round trips, cut files, damage, a full disk,
+ * and the stacks of a process gone.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -359,6 +362,52 @@ static void test_bad_records(void)
 	CHECK(sp_spool_writer_close(w) == 0);
 }
 
+/*
+ * The writer forgets the stacks of a process when a reader may forget the
+ * process (format/alive.h): a sample that still refers to one is refused.
+ */
+static void test_forgotten(void)
+{
+	struct {
+		struct sp_unw_stack st;
+		uint64_t ips[1];
+		uint8_t uflags[8];
+	} stack = { .st = { .hdr = { SP_REC_STACK, sizeof(stack) }, .pid = 50,
+		.id = 1, .nr_user = 1 }, .ips = { 0x401000 } };
+	struct sp_unw_sample smp = { { SP_REC_SAMPLE, sizeof(smp) }, 1, 50, 50,
+				     0, 1, 1 };
+	struct sp_task_rec t = { .hdr = { SP_REC_EXIT, sizeof(t) },
+		.time = 1000000000, .pid = 50, .ppid = 1, .tid = 50, .ptid = 1 };
+	struct sp_spool_writer *w;
+	char path[64];
+
+	path_of(path, sizeof(path), "gone.spool");
+	w = sp_spool_writer_open(path, &uh, NULL);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	CHECK(sp_spool_writer_add(w, &stack.st.hdr) == 0);
+	CHECK(sp_spool_writer_add(w, &smp.hdr) == 0);
+	CHECK(sp_spool_writer_add(w, &t.hdr) == 0);
+	/* within a second of its end, late samples are still its own */
+	t.hdr.type = SP_REC_FORK;
+	t.pid = t.tid = 51;
+	t.time = 1999999999;
+	CHECK(sp_spool_writer_add(w, &t.hdr) == 0);
+	CHECK(sp_spool_writer_add(w, &smp.hdr) == 0);
+	t.pid = t.tid = 52;
+	t.time = 2000000000;
+	CHECK(sp_spool_writer_add(w, &t.hdr) == 0);
+	CHECK(sp_spool_writer_add(w, &smp.hdr) == -EINVAL);
+	CHECK(strstr(sp_spool_writer_error(w), "STACK") != NULL);
+	/* a new process 50 defines its own */
+	stack.st.id = 2;
+	smp.stack_id = 2;
+	CHECK(sp_spool_writer_add(w, &stack.st.hdr) == 0);
+	CHECK(sp_spool_writer_add(w, &smp.hdr) == 0);
+	CHECK(sp_spool_writer_close(w) == 0);
+}
+
 int main(void)
 {
 	char cmd[80];
@@ -374,6 +423,7 @@ int main(void)
 	test_flip();
 	test_full_disk();
 	test_bad_records();
+	test_forgotten();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd))
 		fprintf(stderr, "cannot remove %s\n", dir);
