@@ -41,7 +41,7 @@ TOOLS = sp-record sp-unwind sp-symbolize sp-fold sp-flame sp-spool
 
 # lib/: one folder per layer and stage (lib/README.md); a stage uses base,
 # format, os and elf, never another stage (tests/layers.sh checks it)
-LIB_OBJ = base/io base/stream base/hashtab base/grow base/err \
+LIB_OBJ = base/io base/stream base/hashtab base/grow base/err base/idset \
 	format/records format/alive format/raw format/tail format/unwound format/frame format/symtext \
 	format/folded \
 	format/spool-codec format/spool-write format/spool-read \

@@ -80,6 +80,9 @@ int rec_write_until(struct sp_recorder *r, uint64_t horizon)
 		if (h->type == SP_REC_TAIL || h->type == SP_REC_EXIT)
 			rec_tail_write(r, (struct sp_rec_hdr *)(q->buf +
 								 q->v[i].off));
+		/* every record of the thread came before, in time order */
+		if (h->type == SP_REC_EXIT)
+			rec_thread_gone(r, ((const struct sp_task_rec *)h)->tid);
 		if (h->type == SP_REC_SAMPLE) {
 			e = rec_capture_ksyms(r, (const struct sp_raw_sample *)h);
 			if (e)

@@ -66,9 +66,16 @@ static int id_add(struct sp_u64map *m, uint32_t id, uint8_t flags)
 int rec_note_ids(struct sp_recorder *r, uint32_t pid, uint32_t tid,
 		 uint8_t flags)
 {
-	if (id_add(&r->threads, tid, flags) || id_add(&r->procs, pid, 0))
+	if (id_add(&r->threads, tid, flags) ||
+	    (tid && sp_idset_add(&r->seen_threads, tid) < 0) ||
+	    (pid && sp_idset_add(&r->seen_procs, pid) < 0))
 		return -ENOMEM;
 	return 0;
+}
+
+void rec_thread_gone(struct sp_recorder *r, uint32_t tid)
+{
+	sp_u64map_del(&r->threads, tid);
 }
 
 uint8_t rec_thread_flags(const struct sp_recorder *r, uint32_t tid)
@@ -116,7 +123,8 @@ void sp_recorder_free(struct sp_recorder *r)
 	rec_tail_release(&r->tail);
 	rec_keep_release(&r->keep);
 	sp_u64map_release(&r->threads);
-	sp_u64map_release(&r->procs);
+	sp_idset_release(&r->seen_threads);
+	sp_idset_release(&r->seen_procs);
 	free(r);
 }
 
@@ -351,8 +359,8 @@ void sp_recorder_stats(const struct sp_recorder *r, struct sp_record_stats *st)
 	st->lost = r->lost;
 	st->lost_records = r->lost_records;
 	st->throttles = r->throttles;
-	st->threads = r->threads.n;
-	st->processes = r->procs.n;
+	st->threads = r->seen_threads.n;
+	st->processes = r->seen_procs.n;
 	st->duration_ns = r->start_time && end > r->start_time ?
 			  end - r->start_time : 0;
 	st->attach_threads = r->attached_threads;
@@ -400,8 +408,8 @@ int sp_recorder_finish(struct sp_recorder *r, struct sp_record_stats *st)
 		s.lost = r->lost;
 		s.lost_records = r->lost_records;
 		s.throttles = r->throttles;
-		s.threads = r->threads.n;
-		s.processes = r->procs.n;
+		s.threads = r->seen_threads.n;
+		s.processes = r->seen_procs.n;
 		s.start_time = r->start_time;
 		s.end_time = r->end_time;
 		s.duration_ns = r->end_time - r->start_time;

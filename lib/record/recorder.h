@@ -37,6 +37,7 @@
 
 #include "base/err.h"
 #include "base/hashtab.h"
+#include "base/idset.h"
 #include "format/raw.h"
 #include "format/tail.h"
 #include "os/kallsyms.h"
@@ -419,7 +420,7 @@ void rec_keep_release(struct rec_keep *k);
 
 /* record.c ---------------------------------------------------------------- */
 
-/* Flags of a thread or process id in sp_recorder.threads and .procs. */
+/* Flags of a thread id in sp_recorder.threads. */
 #define REC_ID_ATTACHED	0x1	/* we opened events for it */
 #define REC_ID_FORKED	0x2	/* a FORK record announced it: it inherited events */
 #define REC_ID_SEEN	0x4	/* in any record: it has events of some kind */
@@ -441,10 +442,13 @@ struct sp_recorder {
 
 	/*
 	 * Every part reports here what the summary counts: the threads and
-	 * processes seen (id -> REC_ID_* flags; the events and attach parts
-	 * also ask which threads have events) and the records written.
+	 * processes seen (each ID once, however often it is reused) and the
+	 * records written.  The threads that have not exited have their
+	 * REC_ID_* flags in threads: the events and attach parts ask which
+	 * have events.
 	 */
-	struct sp_u64map threads, procs;
+	struct sp_idset seen_threads, seen_procs;
+	struct sp_u64map threads;
 	uint64_t samples, lost, lost_records, throttles, bad;
 	uint64_t attached_threads;
 	uint64_t start_time, end_time;
@@ -456,7 +460,13 @@ struct sp_recorder {
 int rec_note_ids(struct sp_recorder *r, uint32_t pid, uint32_t tid,
 		 uint8_t flags);
 
-/* The REC_ID_* flags of thread tid, 0 if never seen. */
+/* The REC_ID_* flags of thread tid, 0 if never seen or exited. */
 uint8_t rec_thread_flags(const struct sp_recorder *r, uint32_t tid);
+
+/*
+ * The EXIT of thread tid is written: nothing of it comes after, its flags
+ * go.
+ */
+void rec_thread_gone(struct sp_recorder *r, uint32_t tid);
 
 #endif
