@@ -212,7 +212,8 @@ fuzz-replay: $(REPLAY_BINS)
 DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev bats bats-assert \
 	bats-support g++ binutils libiberty-dev liblzma-dev xz-utils \
 	pkg-config python3 util-linux protobuf-c-compiler libprotobuf-c-dev \
-	libxml2-utils chromium fonts-dejavu-core golang-go clang libclang-rt-dev
+	libxml2-utils chromium fonts-dejavu-core golang-go clang libclang-rt-dev \
+	time
 deps:
 	@sh tests/install-deps.sh $(DEPS)
 	@sh tests/install-deps.sh --npm tests/browser
