@@ -7,6 +7,7 @@
 #                      demo.folded and demo.svg
 #   make fuzz          build the libFuzzer harnesses with clang and run each
 #                      FUZZ_SECONDS (default 60) over its corpus (tests/fuzz/)
+#   make soak          record processes that come and go for 30 minutes, watching memory
 #   make V=1           show commands; SANITIZE=address,undefined; O=DIR for out-of-tree builds
 
 VERSION = 0.1.0
@@ -82,7 +83,7 @@ PUBLIC_HDRS = base/stream.h format/records.h format/unwound.h format/spool.h \
 	format/frame.h os/launch.h
 
 .DELETE_ON_ERROR:
-.PHONY: all check test unit bats demo deps clean install bench bench-flame examples layers \
+.PHONY: all check test unit bats demo deps clean install bench bench-flame soak examples layers \
 	fuzz fuzz-bins fuzz-replay
 
 all: $(TOOL_BINS) $(LIB_A) $(LIB_SO) $(O)/lib/stackpulse.pc
@@ -254,6 +255,11 @@ bench: all
 # sp-flame against flamegraph.pl alone (FLAMEGRAPH_PL=/path/to/flamegraph.pl)
 bench-flame: all
 	@sh bench/flame.sh $(O)
+
+# half an hour of processes coming and going, every stage's memory watched
+# (SOAK_SECONDS=300 for five minutes)
+soak: all
+	@SOAK_BIN=$(O) bash bench/soak.sh
 
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 \
