@@ -241,7 +241,9 @@ static int pmap_read(struct sp_recorder *r, struct rec_pmap *m)
 		return 0;
 	if (!m->seen || st.st_ino != m->ino || st.st_dev != m->dev ||
 	    st.st_size < m->off) {
-		if (m->off)	/* replaced or cut: what we wrote is stale */
+		/* replaced or cut: what we wrote is stale (a stale map we
+		 * skipped, pmap_skip_stale(), was never written) */
+		if (m->written)
 			flags = SP_PERFMAP_RESET;
 		m->off = 0;
 	}
@@ -296,6 +298,8 @@ static int pmap_read(struct sp_recorder *r, struct rec_pmap *m)
 		done += n;
 	}
 	free(buf);
+	if (!e && (whole || flags))
+		m->written = 1;
 	if (!e)
 		m->off = from + (off_t)whole;
 	/* a partial line: look again next time even if nothing changes */

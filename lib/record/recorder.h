@@ -242,6 +242,7 @@ struct rec_pmap {
 	dev_t dev;
 	ino_t ino;
 	off_t off;		/* bytes of whole lines already written */
+	int written;		/* a PERFMAP of this process is out */
 	off_t size;
 	struct timespec mtime;
 	int exited;		/* read once more, then forget */

@@ -688,18 +688,24 @@ with open(sys.argv[1], "w") as made:
         os.utime(f, (old, old))
         made.write(f + "\n")
 EOF_PY
+	# the command rewrites its map, shorter than the stale one: its lines
+	# are its first PERFMAP, not a reset of lines never written
 	run --separate-stderr sp_record -o "$T/s.raw" -- sh -c \
-		'for i in 1 2 3 4; do /bin/sleep 0.01; done; echo $$'
+		'printf "5000 10 fresh\n" >/tmp/perf-$$.map
+		for i in 1 2 3 4; do /bin/sleep 0.01; done; echo $$'
 	pid=$output
 	# remove what is still ours before any assertion can fail
 	while read -r f; do
 		grep -qs '^1234 10 stale_' "$f" && rm -f "$f"
 	done <"$T/stale"
+	grep -qsx '5000 10 fresh' "/tmp/perf-$pid.map" && rm -f "/tmp/perf-$pid.map"
 	assert_success
 	grep -qx "/tmp/perf-$pid.map" "$T/stale" ||
 		fail "the command (PID $pid) was not born into a stale map"
 	run "$RAWCHECK" "$T/s.raw"
 	refute_output --partial stale_
+	assert_equal "$(grep -A1 "^perfmap $pid " <<<"$output" | tr '\n' ' ')" \
+		"perfmap $pid 0 14 5000 10 fresh "
 }
 
 @test "PERFMAP: appended lines as they come, a rewrite resets, the map may then go" {
