@@ -9,6 +9,7 @@
 
 #include "base/search.h"
 #include "base/grow.h"
+#include "base/hashtab.h"
 #include "jitdump.h"
 
 #define HEADER_MIN 40		/* magic .. flags */
@@ -170,6 +171,9 @@ static int parse_records(struct sp_jitdump *j, size_t off,
 {
 	struct pending pd = { 0 };
 	struct dbgref *refs = NULL;
+	/* code address -> index of the last code there, for CODE_MOVE */
+	struct sp_u64map last = { 0 };
+	struct sp_u64slot *slot;
 	size_t caprefs = 0;
 	int r = 0;
 
@@ -198,6 +202,12 @@ static int parse_records(struct sp_jitdump *j, size_t off,
 			c->size = rd64(b + 24);
 			c->index = rd64(b + 32);
 			c->name = name;
+			slot = sp_u64map_get(&last, c->addr, NULL);
+			if (!slot) {
+				r = -ENOMEM;
+				break;
+			}
+			slot->val = (uint64_t)(c - j->codes);
 			if (pd.has_dbg && pd.dbg_addr == c->addr) {
 				if (j->n > caprefs) {
 					size_t old = caprefs;
@@ -225,7 +235,6 @@ static int parse_records(struct sp_jitdump *j, size_t off,
 		case SP_JIT_CODE_MOVE: {
 			const char *name = "[moved]";
 			uint64_t from, to;
-			size_t i;
 
 			if (end - b < 48) {
 				r = -EINVAL;
@@ -233,11 +242,9 @@ static int parse_records(struct sp_jitdump *j, size_t off,
 			}
 			from = rd64(b + 16);
 			to = rd64(b + 24);
-			for (i = j->n; i-- > 0; )
-				if (j->codes[i].addr == from) {
-					name = j->codes[i].name;
-					break;
-				}
+			slot = sp_u64map_find(&last, from);
+			if (slot)
+				name = j->codes[slot->val].name;
 			c = code_add(j);
 			if (!c) {
 				r = -ENOMEM;
@@ -247,6 +254,12 @@ static int parse_records(struct sp_jitdump *j, size_t off,
 			c->size = rd64(b + 32);
 			c->index = rd64(b + 40);
 			c->name = name;
+			slot = sp_u64map_get(&last, to, NULL);
+			if (!slot) {
+				r = -ENOMEM;
+				break;
+			}
+			slot->val = (uint64_t)(c - j->codes);
 			break;
 		}
 		case SP_JIT_CODE_DEBUG_INFO:
@@ -278,6 +291,7 @@ static int parse_records(struct sp_jitdump *j, size_t off,
 		off += size;
 		j->parsed = off;
 	}
+	sp_u64map_release(&last);
 	*refs_out = refs;
 	*nrefs = caprefs;
 	return r;
