@@ -386,8 +386,9 @@ static uint32_t map_of(struct sp_fold *f, uint32_t pid, uint64_t addr)
 /* All frames are in: join their folded names root first and intern them. */
 static int finish_stack(struct sp_fold *f)
 {
-	const uint32_t *ids = f->frame_ids + f->pend_off;
 	uint32_t n = (uint32_t)(f->nframe_ids - f->pend_off), i;
+	/* no frame kept yet at all: frame_ids is NULL, not to be offset */
+	const uint32_t *ids = n ? f->frame_ids + f->pend_off : NULL;
 	struct sp_fold_stack *st;
 	struct sp_u64slot *slot;
 	size_t len = 0, at = 0;

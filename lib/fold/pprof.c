@@ -245,13 +245,14 @@ static int stack_locations(struct pp *p, uint32_t stack)
 {
 	const struct sp_fold *f = p->f;
 	const struct sp_fold_stack *st = &f->stacks[stack];
-	const uint32_t *ids = f->frame_ids + st->off;
+	const uint32_t *ids;
 	uint64_t *locs;
 	uint32_t n = 0, i, j;
 	int64_t id;
 
 	if (p->stack_locs[stack] || !st->n)
 		return 0;
+	ids = f->frame_ids + st->off;
 	locs = malloc(st->n * sizeof(*locs));
 	if (!locs)
 		return -ENOMEM;

@@ -130,11 +130,14 @@ int sp_fold_write_top(struct sp_fold *f, struct sp_out *out, unsigned n)
 	}
 	for (i = 0; i < nfn; i++)
 		fn[i].name = names.strs[i];
-	qsort(fn, nfn, sizeof(*fn), by_self);
+	/* no samples: no function, and fn is NULL, which qsort must not get */
+	if (nfn)
+		qsort(fn, nfn, sizeof(*fn), by_self);
 	r = write_table(out, "self", fn, nfn, n, f->total);
 	if (!r)
 		r = sp_out_write(out, "\n", 1);
-	qsort(fn, nfn, sizeof(*fn), by_total);
+	if (nfn)
+		qsort(fn, nfn, sizeof(*fn), by_total);
 	if (!r)
 		r = write_table(out, "total", fn, nfn, n, f->total);
 	if (!r)
