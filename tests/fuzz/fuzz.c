@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/io.h"
 #include "fuzz.h"
 
 int fz_memfd(const uint8_t *data, size_t size)
@@ -44,4 +45,13 @@ char *fz_strdup(const uint8_t *data, size_t size)
 	memcpy(s, data, size);
 	s[size] = '\0';
 	return s;
+}
+
+struct sp_out *fz_out(void)
+{
+	struct sp_out *out = sp_out_open("/dev/null", 0);
+
+	if (!out)
+		abort();
+	return out;
 }

@@ -32,4 +32,13 @@ FILE *fz_memfile(const uint8_t *data, size_t size);
 /* A NUL-terminated copy of data (malloc'ed), for parsers of strings. */
 char *fz_strdup(const uint8_t *data, size_t size);
 
+struct sp_out;
+
+/*
+ * An output whose bytes go nowhere (/dev/null), for the writers a harness
+ * runs over what a reader gave; aborts when it cannot be made.  The caller
+ * sp_out_close()s it.
+ */
+struct sp_out *fz_out(void);
+
 #endif
