@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* fuzz.c: the harnesses' shared helpers (fuzz.h). */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "base/io.h"
+#include "format/spool.h"
 #include "fuzz.h"
 
 int fz_memfd(const uint8_t *data, size_t size)
@@ -54,4 +57,76 @@ struct sp_out *fz_out(void)
 	if (!out)
 		abort();
 	return out;
+}
+
+/* Where what is read goes, so that reading it is not optimised away. */
+static volatile uint64_t sink;
+
+/* The frames of a stack the reader gives back: every byte must be its own. */
+static uint64_t stack_sum(const struct sp_unw_stack_view *v)
+{
+	uint64_t sum = v->s->end;
+	unsigned i;
+
+	for (i = 0; i < (unsigned)v->s->nr_kernel + v->s->nr_user; i++)
+		sum += v->kernel_ips[i];
+	for (i = 0; i < v->s->nr_user; i++)
+		sum += v->uflags[i];
+	return sum;
+}
+
+void fz_read_spool(const uint8_t *data, size_t size)
+{
+	int fd = fz_memfd(data, size), r, every = (int)(size % 3);
+	struct sp_unw_summary sum;
+	struct sp_unw_stack_view v;
+	struct sp_spool_sample s;
+	const struct sp_rec_hdr *rec;
+	struct sp_spool_info info;
+	struct sp_spool *sp;
+	char path[64];
+	unsigned long n = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	r = sp_spool_open(path, &sp);
+	if (!sp)
+		abort();
+	sink += sp_spool_header(sp)->ev.freq_or_period;
+	sp_spool_info(sp, &info);
+	if (sp_spool_summary(sp, &sum) == 0)
+		sink += sum.samples;
+	/* alternate the two ways of reading, by the input's length */
+	while (r == 0) {
+		if (every == 0 || (every == 2 && n % 2)) {
+			r = sp_spool_next(sp, &rec);
+			if (r > 0 && rec->size < 8)
+				abort();
+		} else {
+			r = sp_spool_next_sample(sp, &s);
+			if (r > 0) {
+				if (sp_spool_stack(sp, s.pid, s.stack_id, &v) ||
+				    v.s->pid != s.pid || v.s->id != s.stack_id)
+					abort();
+				sink += stack_sum(&v);
+			}
+		}
+		n++;
+		if (r > 0)
+			r = 0;
+		else if (r == 0)
+			r = 1;
+	}
+	if (r < 0) {
+		if (!*sp_spool_error(sp) || (r != -ENODATA && r != -EBADMSG &&
+					     r != -ENOTSUP))
+			abort();
+		/* an error sticks */
+		if (sp_spool_next(sp, &rec) != r)
+			abort();
+	}
+	sp_spool_tally(sp, &sum);
+	sp_spool_info(sp, &info);
+	sink += sum.samples + info.records + sp_spool_max_stack_id(sp);
+	sp_spool_close(sp);
+	close(fd);
 }

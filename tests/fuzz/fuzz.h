@@ -41,4 +41,13 @@ struct sp_out;
  */
 struct sp_out *fz_out(void);
 
+/*
+ * Read the spool file held in data to its end through the spool reader
+ * (format/spool.h), as sp-spool and the public API do, with every accessor:
+ * records and samples, the stacks samples refer to, the summary, the tally
+ * and the info.  Aborts when the reader breaks a promise of its header (a
+ * sample whose stack it cannot give back, an error without a message).
+ */
+void fz_read_spool(const uint8_t *data, size_t size);
+
 #endif
