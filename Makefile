@@ -204,6 +204,9 @@ $(O)/build/replay/%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(FUZZ_SRC) $(LIB_A
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Itests/fuzz -o $@ \
 		$< tests/fuzz/fuzz.c tests/fuzz/replay.c $(LIB_A) $(LDLIBS)
 
+# fuzz-rawsym.c is fuzz-rawgen.c with the symbolizer after the unwinder
+$(O)/fuzz/rawsym $(O)/build/replay/rawsym: tests/fuzz/fuzz-rawgen.c
+
 REPLAY_BINS = $(foreach f,$(FUZZERS),$(O)/build/replay/$(f))
 fuzz-replay: $(REPLAY_BINS)
 	@set -e; for f in $(FUZZERS); do \

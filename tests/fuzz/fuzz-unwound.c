@@ -13,10 +13,9 @@
  * hang it) and never written.  Two things are not as in the tool, to keep
  * it fast and the same from run to run: separate debug files under
  * /usr/lib/debug are not looked for (--no-system-debug), and kernel frames
- * that no KSYM record names are named from a small kallsyms file made once
- * in memory instead of /proc/kallsyms, whose 200000 lines would be read
- * again for every input.  --no-lines, --no-inline and --no-demangle come
- * from the input's length.
+ * that no KSYM record names are named from fz_kallsyms() instead of
+ * /proc/kallsyms, whose 200000 lines would be read again for every input.
+ * --no-lines, --no-inline and --no-demangle come from the input's length.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,28 +26,6 @@
 #include "elf/buildid.h"
 #include "symbolize/symstream.h"
 #include "fuzz.h"
-
-/* A few kernel symbols, a module's among them, as /proc/kallsyms has them. */
-static const char kallsyms[] =
-	"ffffffff81000000 T _stext\n"
-	"ffffffff81001000 T do_syscall_64\n"
-	"ffffffff81001800 t __pfx_schedule\n"
-	"ffffffff81001810 T schedule\n"
-	"ffffffff81002000 W arch_cpu_idle\n"
-	"ffffffff81003000 D some_data\n"
-	"ffffffffc0001000 t nvme_irq\t[nvme]\n";
-
-/* The path of the kallsyms file, made on first use and kept. */
-static const char *kallsyms_path(void)
-{
-	static char path[64];
-
-	if (!path[0])
-		snprintf(path, sizeof(path), "/proc/self/fd/%d",
-			 fz_memfd((const uint8_t *)kallsyms,
-				  sizeof(kallsyms) - 1));
-	return path;
-}
 
 static int write_rec(void *arg, const struct sp_st_rec *rec)
 {
@@ -101,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cache = sp_elf_cache_new();
 	procs = cache ? sp_procs_new(cache) : NULL;
 	sym = procs ? sp_symbolizer_new(procs) : NULL;
-	if (!sym || sp_symbolizer_set_kallsyms(sym, kallsyms_path()))
+	if (!sym || sp_symbolizer_set_kallsyms(sym, fz_kallsyms()))
 		abort();
 	sp_symbolizer_set_flags(sym, flags);
 	out = fz_out();

@@ -10,6 +10,9 @@
  *
  * A harness must not leak, print, or keep state between inputs, and must
  * never touch a file the input names: the readers are given memory only.
+ * The exceptions are the unwinder and the symbolizer, whose job is to open
+ * the files a stream names (fuzz-unwound.c, fuzz-rawgen.c): they open them
+ * for reading, as the tools do, and write nothing.
  */
 #ifndef SP_FUZZ_H
 #define SP_FUZZ_H
@@ -31,6 +34,14 @@ FILE *fz_memfile(const uint8_t *data, size_t size);
 
 /* A NUL-terminated copy of data (malloc'ed), for parsers of strings. */
 char *fz_strdup(const uint8_t *data, size_t size);
+
+/*
+ * The path of a small kallsyms file in memory (a few symbols, a module's
+ * among them), made on first use and kept: what the harnesses that
+ * symbolize give for /proc/kallsyms, whose 200000 lines would otherwise be
+ * read again for every input.
+ */
+const char *fz_kallsyms(void);
 
 struct sp_out;
 
