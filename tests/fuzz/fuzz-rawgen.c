@@ -3,7 +3,8 @@
  * fuzz-rawgen.c: the unwinder (lib/unwind/) over raw streams that are
  * valid, built from the input by a small grammar of records.  With
  * RAWGEN_SYMBOLIZE defined to 1 (fuzz-rawsym.c) the symbolizer reads what
- * the unwinder writes: sp-unwind | sp-symbolize in one process.
+ * the unwinder writes and sp-fold's reader what the symbolizer writes:
+ * sp-unwind | sp-symbolize | sp-fold in one process.
  *
  * Mutated bytes of a real recording rarely get past the record checks, and
  * when they do their registers point nowhere: fuzz-raw tests the checks,
@@ -27,9 +28,9 @@
  *	word    = u8 (kind) and its bytes: u64 | code pointer | stack address
  *	          | small number
  *
- * When the input runs out every field reads as 0.  Everything the
- * unwinder writes must be accepted by the symbolizer: a record refused
- * there is a finding.  Files are read, never written (fuzz.h).
+ * When the input runs out every field reads as 0.  Everything a stage
+ * writes must be accepted by the next: a record refused there is a
+ * finding.  Files are read, never written (fuzz.h).
  */
 #include <elf.h>
 #include <link.h>
@@ -705,6 +706,7 @@ struct pipe {
 	struct sp_symbolizer *sym;
 	struct sp_symstream *ss;
 	struct sp_out *out;
+	int tfd;		/* where out writes */
 };
 
 static int write_text(void *arg, const struct sp_st_rec *rec)
@@ -758,7 +760,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sp_symbolizer_set_flags(p.sym, SP_SYM_NO_SYSTEM_DEBUG |
 					(opts & 16 ? SP_SYM_NO_LINES : 0) |
 					(opts & 128 ? SP_SYM_NO_INLINES : 0));
-		p.out = fz_out();
+		p.out = fz_out_memfd(&p.tfd);
 		p.ss = sp_symstream_new(p.sym, write_text, p.out);
 		sp_unwstream_header(u, &uh);
 		if (!p.ss || sp_st_write_magic(p.out) ||
@@ -768,13 +770,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while ((r = sp_in_next(sin, &rec)) > 0)
 		if (sp_unwstream_feed(u, rec))
 			break;
-	if (r == 0 && !sp_unwstream_finish(u) && p.ss &&
-	    sp_symstream_finish(p.ss))
-		abort();
+	if (r == 0 && !sp_unwstream_finish(u) && p.ss) {
+		uint8_t *text;
+		size_t len;
+
+		/* what sp-symbolize writes, sp-fold reads */
+		if (sp_symstream_finish(p.ss) || sp_out_close(p.out))
+			abort();
+		p.out = NULL;
+		text = fz_read_all(p.tfd, &len);
+		fz_check_symtext(text, len);
+		free(text);
+	}
 	sp_unwstream_free(u);
 	if (p.ss) {
 		sp_symstream_free(p.ss);
 		sp_out_close(p.out);
+		close(p.tfd);
 		sp_symbolizer_free(p.sym);
 		sp_procs_free(p.procs);
 		sp_elf_cache_free(p.cache);

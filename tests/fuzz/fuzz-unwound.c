@@ -3,8 +3,8 @@
  * fuzz-unwound.c: the unwound stream (docs/streams.md, section 7) as
  * sp-symbolize reads it: the header checks, every record's framing, and the
  * symbolizer (symbolize/symstream.h) over whatever mappings, names, kernel
- * symbols, perf map text and stacks get through, writing the symbolized
- * text into a discarded output.
+ * symbols, perf map text and stacks get through.  The symbolized text it
+ * writes for a sound stream must read as sp-fold reads it.
  *
  * Unlike the other harnesses this one opens files: the symbolizer reads
  * the ELF files, jitdump files and /tmp/perf-PID.map files that the
@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/io.h"
 #include "elf/buildid.h"
@@ -60,6 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sp_procs *procs;
 	struct sp_out *out;
 	struct sp_in *in;
+	uint8_t *text;
+	size_t len;
+	int tfd;
 	unsigned flags = SP_SYM_NO_SYSTEM_DEBUG;
 	int r;
 
@@ -81,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!sym || sp_symbolizer_set_kallsyms(sym, fz_kallsyms()))
 		abort();
 	sp_symbolizer_set_flags(sym, flags);
-	out = fz_out();
+	out = fz_out_memfd(&tfd);
 	ss = sp_symstream_new(sym, write_rec, out);
 	if (!ss)
 		abort();
@@ -102,7 +106,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	sp_symbolizer_stats(sym, &st);
 	report_missing(sym);
-	sp_out_close(out);
+	if (sp_out_close(out))
+		abort();
+	if (r == 0) {
+		text = fz_read_all(tfd, &len);
+		fz_check_symtext(text, len);
+		free(text);
+	}
+	close(tfd);
 	sp_symstream_free(ss);
 	sp_symbolizer_free(sym);
 	sp_procs_free(procs);

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include "base/io.h"
+#include "fold/fold.h"
 #include "format/spool.h"
+#include "format/symtext.h"
 #include "fuzz.h"
 
 int fz_memfd(const uint8_t *data, size_t size)
@@ -80,6 +82,41 @@ struct sp_out *fz_out(void)
 	return out;
 }
 
+struct sp_out *fz_out_memfd(int *fd)
+{
+	struct sp_out *out;
+	char path[64];
+
+	*fd = fz_memfd(NULL, 0);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", *fd);
+	out = sp_out_open(path, 0);
+	if (!out)
+		abort();
+	return out;
+}
+
+uint8_t *fz_read_all(int fd, size_t *len)
+{
+	off_t end = lseek(fd, 0, SEEK_END);
+	uint8_t *p;
+	size_t done = 0;
+	ssize_t n;
+
+	if (end < 0)
+		abort();
+	p = malloc((size_t)end + 1);
+	if (!p)
+		abort();
+	while (done < (size_t)end) {
+		n = pread(fd, p + done, (size_t)end - done, (off_t)done);
+		if (n <= 0)
+			abort();
+		done += (size_t)n;
+	}
+	*len = done;
+	return p;
+}
+
 /* Where what is read goes, so that reading it is not optimised away. */
 static volatile uint64_t sink;
 
@@ -94,6 +131,25 @@ static uint64_t stack_sum(const struct sp_unw_stack_view *v)
 	for (i = 0; i < v->s->nr_user; i++)
 		sum += v->uflags[i];
 	return sum;
+}
+
+/* Would sp-symbolize take this record, as sp-spool cat gives it? */
+static int unwound_ok(const struct sp_rec_hdr *rec)
+{
+	struct sp_unw_stack_view v;
+
+	switch (rec->type) {
+	case SP_REC_SAMPLE:
+		return rec->size >= sizeof(struct sp_unw_sample);
+	case SP_REC_STACK:
+		return !sp_unw_stack_parse(rec, &v);
+	case SP_REC_SUMMARY:
+		return rec->size >= sizeof(struct sp_unw_summary);
+	case SP_REC_TAIL:
+		return 1;	/* not the unwound stream's: skipped */
+	default:
+		return !sp_rec_check_common(rec);
+	}
 }
 
 void fz_read_spool(const uint8_t *data, size_t size)
@@ -120,7 +176,7 @@ void fz_read_spool(const uint8_t *data, size_t size)
 	while (r == 0) {
 		if (every == 0 || (every == 2 && n % 2)) {
 			r = sp_spool_next(sp, &rec);
-			if (r > 0 && rec->size < 8)
+			if (r > 0 && (rec->size < 8 || !unwound_ok(rec)))
 				abort();
 		} else {
 			r = sp_spool_next_sample(sp, &s);
@@ -150,4 +206,24 @@ void fz_read_spool(const uint8_t *data, size_t size)
 	sink += sum.samples + info.records + sp_spool_max_stack_id(sp);
 	sp_spool_close(sp);
 	close(fd);
+}
+
+void fz_check_symtext(const uint8_t *text, size_t len)
+{
+	FILE *fp = fz_memfile(text, len);
+	struct sp_st_reader *rd = sp_st_reader_new(fp, "text");
+	struct sp_fold *fold = sp_fold_new(SP_FOLD_SAMPLES | SP_FOLD_TIMELINE);
+	struct sp_st_rec rec;
+	int r;
+
+	if (!rd || !fold || sp_st_reader_header(rd) != SP_IN_OK)
+		abort();
+	while ((r = sp_st_read(rd, &rec)) > 0)
+		if (sp_fold_apply(fold, &rec))
+			abort();
+	if (r)
+		abort();
+	sp_fold_free(fold);
+	sp_st_reader_free(rd);
+	fclose(fp);
 }

@@ -53,12 +53,31 @@ struct sp_out;
 struct sp_out *fz_out(void);
 
 /*
+ * An output into an anonymous file whose descriptor is put in *fd, for a
+ * harness that compares what writers wrote; fz_read_all() gives the bytes
+ * back after sp_out_close().  Aborts when it cannot be made.
+ */
+struct sp_out *fz_out_memfd(int *fd);
+
+/* All bytes of the file at fd, malloc'ed, their count in *len. */
+uint8_t *fz_read_all(int fd, size_t *len);
+
+/*
  * Read the spool file held in data to its end through the spool reader
  * (format/spool.h), as sp-spool and the public API do, with every accessor:
  * records and samples, the stacks samples refer to, the summary, the tally
  * and the info.  Aborts when the reader breaks a promise of its header (a
- * sample whose stack it cannot give back, an error without a message).
+ * sample whose stack it cannot give back, an error without a message), or
+ * hands out a record that a reader of the unwound stream would refuse:
+ * sp-spool cat feeds them to sp-symbolize.
  */
 void fz_read_spool(const uint8_t *data, size_t size);
+
+/*
+ * What a stage wrote must be what the next stage reads: read the
+ * symbolized text stream of len bytes as sp-fold does, and abort when it
+ * is refused.
+ */
+void fz_check_symtext(const uint8_t *text, size_t len);
 
 #endif
