@@ -720,7 +720,7 @@ static int emit(void *arg, const struct sp_rec_hdr *rec)
 	struct pipe *p = arg;
 
 	if (rec->size < 8 || rec->size % 8 || rec->type >= SP_REC_TYPE_MAX ||
-	    rec->type == SP_REC_TAIL)
+	    rec->type == SP_REC_TAIL || !fz_unwound_ok(rec))
 		abort();
 	if (p->ss && sp_symstream_feed(p->ss, rec))
 		abort();

@@ -133,8 +133,7 @@ static uint64_t stack_sum(const struct sp_unw_stack_view *v)
 	return sum;
 }
 
-/* Would sp-symbolize take this record, as sp-spool cat gives it? */
-static int unwound_ok(const struct sp_rec_hdr *rec)
+int fz_unwound_ok(const struct sp_rec_hdr *rec)
 {
 	struct sp_unw_stack_view v;
 
@@ -176,7 +175,7 @@ void fz_read_spool(const uint8_t *data, size_t size)
 	while (r == 0) {
 		if (every == 0 || (every == 2 && n % 2)) {
 			r = sp_spool_next(sp, &rec);
-			if (r > 0 && (rec->size < 8 || !unwound_ok(rec)))
+			if (r > 0 && (rec->size < 8 || !fz_unwound_ok(rec)))
 				abort();
 		} else {
 			r = sp_spool_next_sample(sp, &s);

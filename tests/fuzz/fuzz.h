@@ -73,6 +73,14 @@ uint8_t *fz_read_all(int fd, size_t *len);
  */
 void fz_read_spool(const uint8_t *data, size_t size);
 
+struct sp_rec_hdr;
+
+/*
+ * Whether sp-symbolize would take rec, a record of the unwound stream, as
+ * far as its own bytes go: the framing of its type (records.h, unwound.h).
+ */
+int fz_unwound_ok(const struct sp_rec_hdr *rec);
+
 /*
  * What a stage wrote must be what the next stage reads: read the
  * symbolized text stream of len bytes as sp-fold does, and abort when it
