@@ -113,6 +113,7 @@ uint8_t *fz_read_all(int fd, size_t *len)
 			abort();
 		done += (size_t)n;
 	}
+	p[done] = 0;
 	*len = done;
 	return p;
 }

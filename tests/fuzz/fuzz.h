@@ -59,7 +59,10 @@ struct sp_out *fz_out(void);
  */
 struct sp_out *fz_out_memfd(int *fd);
 
-/* All bytes of the file at fd, malloc'ed, their count in *len. */
+/*
+ * All bytes of the file at fd, malloc'ed with a NUL after them, their
+ * count in *len.
+ */
 uint8_t *fz_read_all(int fd, size_t *len);
 
 /*
