@@ -26,56 +26,6 @@ static const char *const palettes[14] = {
 	"blue", "aqua", "yellow", "purple", "orange",
 };
 
-/*
- * Whether p holds n bytes of UTF-8 (shortest forms, no surrogates, at most
- * U+10FFFF) of characters XML 1.0 allows; p[n] must be 0.
- */
-static int xml_utf8(const uint8_t *p, size_t n)
-{
-	static char odd[256];
-	size_t i = 0, len, k;
-	uint32_t c;
-
-	/* the bytes that are not plain ASCII text, for strcspn() */
-	if (!odd[0]) {
-		for (c = 1, k = 0; c < 256; c++)
-			if (c < 0x20 || c >= 0x7f)
-				odd[k++] = (char)c;
-	}
-	while (i < n) {
-		i += strcspn((const char *)p + i, odd);
-		if (i >= n)
-			break;
-		c = p[i];
-		if (c < 0x80)
-			len = 1;
-		else if (c >= 0xc2 && c <= 0xdf)
-			len = 2, c &= 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			len = 3, c &= 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			len = 4, c &= 0x07;
-		else
-			return 0;
-		if (n - i < len)
-			return 0;
-		for (k = 1; k < len; k++) {
-			if ((p[i + k] & 0xc0) != 0x80)
-				return 0;
-			c = c << 6 | (p[i + k] & 0x3f);
-		}
-		if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000))
-			return 0;
-		if (!(c == 0x9 || c == 0xa || c == 0xd ||
-		      (c >= 0x20 && c <= 0xd7ff) ||
-		      (c >= 0xe000 && c <= 0xfffd) ||
-		      (c >= 0x10000 && c <= 0x10ffff)))
-			return 0;
-		i += len;
-	}
-	return 1;
-}
-
 struct opts {
 	unsigned flags;		/* SP_FLAME_* */
 	struct sp_flame_style style;
@@ -186,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		svg = fz_read_all(fd, &len);
 		close(fd);
-		if (!xml_utf8(svg, len))
+		if (!fz_utf8_text(svg, len, 1))
 			abort();
 		free(svg);
 	}

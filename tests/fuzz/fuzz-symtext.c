@@ -83,18 +83,28 @@ out:
 	return fold;
 }
 
-/* Every writer of sp-fold over the fold; the bytes they wrote. */
+/*
+ * Every writer of sp-fold over the fold; the bytes they wrote.  The JSON
+ * of speedscope must be UTF-8 text whatever bytes the names hold.
+ */
 static uint8_t *write_all(struct sp_fold *fold, size_t size, size_t *len)
 {
-	int fd;
-	struct sp_out *out = fz_out_memfd(&fd);
-	uint8_t *bytes;
+	int fd, jfd;
+	struct sp_out *out = fz_out_memfd(&fd), *json = fz_out_memfd(&jfd);
+	uint8_t *bytes, *js;
+	size_t jlen;
 
 	if (sp_fold_write(fold, out) ||
 	    sp_fold_write_top(fold, out, 1 + (unsigned)(size % 20)) ||
 	    sp_fold_write_pprof(fold, out) ||
-	    sp_fold_write_speedscope(fold, out) || sp_out_close(out))
+	    sp_fold_write_speedscope(fold, json) || sp_out_close(out) ||
+	    sp_out_close(json))
 		abort();
+	js = fz_read_all(jfd, &jlen);
+	close(jfd);
+	if (!fz_utf8_text(js, jlen, 0) || write(fd, js, jlen) != (ssize_t)jlen)
+		abort();
+	free(js);
 	bytes = fz_read_all(fd, len);
 	close(fd);
 	return bytes;

@@ -118,6 +118,52 @@ uint8_t *fz_read_all(int fd, size_t *len)
 	return p;
 }
 
+int fz_utf8_text(const uint8_t *p, size_t n, int xml)
+{
+	static char odd[256];
+	size_t i = 0, len, k;
+	uint32_t c;
+
+	/* the bytes that are not plain ASCII text, for strcspn() */
+	if (!odd[0]) {
+		for (c = 1, k = 0; c < 256; c++)
+			if (c < 0x20 || c >= 0x7f)
+				odd[k++] = (char)c;
+	}
+	while (i < n) {
+		i += strcspn((const char *)p + i, odd);
+		if (i >= n)
+			break;
+		c = p[i];
+		if (c < 0x80)
+			len = 1;
+		else if (c >= 0xc2 && c <= 0xdf)
+			len = 2, c &= 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			len = 3, c &= 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			len = 4, c &= 0x07;
+		else
+			return 0;
+		if (n - i < len)
+			return 0;
+		for (k = 1; k < len; k++) {
+			if ((p[i + k] & 0xc0) != 0x80)
+				return 0;
+			c = c << 6 | (p[i + k] & 0x3f);
+		}
+		if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000))
+			return 0;
+		if (!(c == 0x9 || c == 0xa || c == 0xd ||
+		      (c >= 0x20 && c <= 0xd7ff) ||
+		      (c >= 0xe000 && c <= (xml ? 0xfffdu : 0xffffu)) ||
+		      (c >= 0x10000 && c <= 0x10ffff)))
+			return 0;
+		i += len;
+	}
+	return 1;
+}
+
 /* Where what is read goes, so that reading it is not optimised away. */
 static volatile uint64_t sink;
 

@@ -76,6 +76,15 @@ uint8_t *fz_read_all(int fd, size_t *len);
  */
 void fz_read_spool(const uint8_t *data, size_t size);
 
+/*
+ * Whether p holds n bytes of text as the writers of JSON and XML promise
+ * it: UTF-8 in its shortest forms, no surrogates, nothing above U+10FFFF,
+ * no control characters but tab, newline and carriage return, and with
+ * xml set nothing XML 1.0 forbids (U+FFFE, U+FFFF).  p[n] must be 0, as
+ * fz_read_all() leaves it.
+ */
+int fz_utf8_text(const uint8_t *p, size_t n, int xml);
+
 struct sp_rec_hdr;
 
 /*
