@@ -8,13 +8,16 @@
  *
  * Mutated bytes of a real recording rarely get past the record checks, and
  * when they do their registers point nowhere: fuzz-raw tests the checks,
- * this harness what lies behind them.  The records map real files at fixed
- * addresses (libc, the dynamic loader, this very binary through
- * /proc/self/exe, the go tool when it is there, the vDSO of this process
- * as an IMAGE, anonymous JIT memory with PERFMAP text), and the samples'
- * registers and stack words are built from words that point into that code
- * (at the starts of its functions as .eh_frame_hdr lists them, or anywhere
- * in it), into the stack copy, or anywhere.  The grammar:
+ * this harness what lies behind them.  The records map real files where
+ * this process has them (libc, the dynamic loader, this very binary
+ * through /proc/self/exe, the vDSO as an IMAGE of its bytes) or at fixed
+ * addresses (the go tool when it is there, anonymous JIT memory with
+ * PERFMAP text), and the samples' registers and stack words are built from
+ * words that point into that code (at the starts of its functions as
+ * .eh_frame_hdr lists them, or anywhere in it), into the stack copy, or
+ * anywhere; or a sample is a snapshot of this process's own stack, a few
+ * words changed.  The table of files and the snapshot are made on the
+ * first input and never change: nothing of an input is kept.  The grammar:
  *
  *	input   = opts *op
  *	opts    = u8   bits 0-1: register mask (all 20, all but BP, only SP
@@ -33,10 +36,9 @@
  * finding.  Files are read, never written (fuzz.h).
  */
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -76,6 +78,7 @@ static struct {
 	uint8_t stack[65528];
 	uint32_t len;
 } live;
+
 /* A file whose code the streams map, and the starts of its functions. */
 struct file {
 	const char *path;
@@ -700,7 +703,7 @@ static void build(struct gen *g, struct in *in, uint8_t opts)
 }
 
 /* sp-symbolize's side of the pipe, when asked for. */
-struct pipe {
+struct stages {
 	struct sp_elf_cache *cache;
 	struct sp_procs *procs;
 	struct sp_symbolizer *sym;
@@ -717,7 +720,7 @@ static int write_text(void *arg, const struct sp_st_rec *rec)
 /* What sp-unwind writes goes to sp-symbolize, which must take all of it. */
 static int emit(void *arg, const struct sp_rec_hdr *rec)
 {
-	struct pipe *p = arg;
+	struct stages *p = arg;
 
 	if (rec->size < 8 || rec->size % 8 || rec->type >= SP_REC_TYPE_MAX ||
 	    rec->type == SP_REC_TAIL || !fz_unwound_ok(rec))
@@ -731,7 +734,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct in in = { data, size };
 	struct gen g = { 0 };
-	struct pipe p = { 0 };
+	struct stages p = { 0 };
 	struct sp_raw_header rh;
 	struct sp_unw_header uh;
 	const struct sp_rec_hdr *rec;
