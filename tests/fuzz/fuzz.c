@@ -198,6 +198,71 @@ int fz_unwound_ok(const struct sp_rec_hdr *rec)
 	}
 }
 
+/* The records a spool writer took, in order, to compare with a reread. */
+struct rewrite {
+	struct sp_spool_writer *w;
+	int wfd;
+	int refused;		/* the writer refused a record: it stopped */
+	int summary;		/* it took a SUMMARY */
+	uint8_t *recs;
+	size_t len, cap;
+};
+
+/*
+ * sp-spool write over what was read: each record goes to a writer, which
+ * must take it or refuse it as damaged (then it stops, as sp-spool write
+ * does), never fail otherwise.
+ */
+static void rewrite_add(struct rewrite *rw, const struct sp_rec_hdr *rec)
+{
+	int r;
+
+	if (rw->refused)
+		return;
+	r = sp_spool_writer_add(rw->w, rec);
+	if (r == -EINVAL) {
+		rw->refused = 1;
+		return;
+	}
+	if (r)
+		abort();
+	if (rw->len + rec->size > rw->cap) {
+		rw->cap = 2 * (rw->len + rec->size);
+		rw->recs = realloc(rw->recs, rw->cap);
+		if (!rw->recs)
+			abort();
+	}
+	memcpy(rw->recs + rw->len, rec, rec->size);
+	rw->len += rec->size;
+	rw->summary |= rec->type == SP_REC_SUMMARY;
+}
+
+/* The spool written reads back as the records the writer took. */
+static void rewrite_check(struct rewrite *rw)
+{
+	const struct sp_rec_hdr *rec;
+	struct sp_spool *sp;
+	char path[64];
+	size_t at = 0;
+	int r;
+
+	if (sp_spool_writer_close(rw->w))
+		abort();
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", rw->wfd);
+	if (sp_spool_open(path, &sp))
+		abort();
+	while ((r = sp_spool_next(sp, &rec)) > 0) {
+		if (rec->size > rw->len - at || memcmp(rec, rw->recs + at, rec->size))
+			abort();
+		at += rec->size;
+	}
+	if (at != rw->len || r != (rw->summary ? 0 : -ENODATA))
+		abort();
+	sp_spool_close(sp);
+	close(rw->wfd);
+	free(rw->recs);
+}
+
 void fz_read_spool(const uint8_t *data, size_t size)
 {
 	int fd = fz_memfd(data, size), r, every = (int)(size % 3);
@@ -206,6 +271,8 @@ void fz_read_spool(const uint8_t *data, size_t size)
 	struct sp_spool_sample s;
 	const struct sp_rec_hdr *rec;
 	struct sp_spool_info info;
+	struct sp_spool_opts o = { 1, SP_SPOOL_BLOCK_MIN };
+	struct rewrite rw = { 0 };
 	struct sp_spool *sp;
 	char path[64];
 	unsigned long n = 0;
@@ -214,6 +281,15 @@ void fz_read_spool(const uint8_t *data, size_t size)
 	r = sp_spool_open(path, &sp);
 	if (!sp)
 		abort();
+	/* read record by record, what is read is written again */
+	if (!r && every == 0) {
+		rw.wfd = fz_memfd(NULL, 0);
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", rw.wfd);
+		o.enc = size / 3 % 2 ? SP_SPOOL_ENC_DELTA : SP_SPOOL_ENC_PLAIN;
+		rw.w = sp_spool_writer_open(path, sp_spool_header(sp), &o);
+		if (!rw.w)
+			abort();
+	}
 	sink += sp_spool_header(sp)->ev.freq_or_period;
 	sp_spool_info(sp, &info);
 	if (sp_spool_summary(sp, &sum) == 0)
@@ -224,6 +300,8 @@ void fz_read_spool(const uint8_t *data, size_t size)
 			r = sp_spool_next(sp, &rec);
 			if (r > 0 && (rec->size < 8 || !fz_unwound_ok(rec)))
 				abort();
+			if (r > 0 && rw.w)
+				rewrite_add(&rw, rec);
 		} else {
 			r = sp_spool_next_sample(sp, &s);
 			if (r > 0) {
@@ -252,6 +330,8 @@ void fz_read_spool(const uint8_t *data, size_t size)
 	sink += sum.samples + info.records + sp_spool_max_stack_id(sp);
 	sp_spool_close(sp);
 	close(fd);
+	if (rw.w)
+		rewrite_check(&rw);
 }
 
 void fz_check_symtext(const uint8_t *text, size_t len)

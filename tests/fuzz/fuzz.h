@@ -72,7 +72,10 @@ uint8_t *fz_read_all(int fd, size_t *len);
  * and the info.  Aborts when the reader breaks a promise of its header (a
  * sample whose stack it cannot give back, an error without a message), or
  * hands out a record that a reader of the unwound stream would refuse:
- * sp-spool cat feeds them to sp-symbolize.
+ * sp-spool cat feeds them to sp-symbolize.  Read record by record (one
+ * input in three, by its length), the records go to a spool writer too,
+ * as sp-spool write does, and what it wrote must read back as the records
+ * it took.
  */
 void fz_read_spool(const uint8_t *data, size_t size);
 
