@@ -137,10 +137,10 @@ static void read_input(const char *path, int diff_side)
 	const char *name;
 	int r;
 
-	fp = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	fp = sp_open_text_input(path, opt.output);
 	if (!fp)
 		sp_die("cannot open '%s': %s", path, strerror(errno));
-	name = fp == stdin ? "stdin" : path;
+	name = strcmp(path, "-") ? path : "stdin";
 	rd = sp_folded_reader_new(fp, name);
 	if (!rd)
 		sp_die("out of memory");

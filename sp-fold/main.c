@@ -146,10 +146,10 @@ int main(int argc, char **argv)
 
 	/* a closed pipe shows up as EPIPE from the writes */
 	signal(SIGPIPE, SIG_IGN);
-	fp = strcmp(opt.input, "-") ? fopen(opt.input, "r") : stdin;
+	fp = sp_open_text_input(opt.input, opt.output);
 	if (!fp)
 		sp_die("cannot open '%s': %s", opt.input, strerror(errno));
-	name = fp == stdin ? "stdin" : opt.input;
+	name = strcmp(opt.input, "-") ? opt.input : "stdin";
 	rd = sp_st_reader_new(fp, name);
 	fold = sp_fold_new(opt.flags);
 	if (!rd || !fold)

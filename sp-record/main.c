@@ -443,6 +443,8 @@ static int record_pass(int timeout)
 {
 	int e = sp_recorder_wait(rec, timeout);
 
+	if (e == -EPIPE)
+		return 1;	/* the reader has gone, perhaps long before a write */
 	if (e < 0 && e != -EINTR) {
 		sp_warn("cannot wait for the ring buffers: %s", strerror(-e));
 		rec_failed = 1;

@@ -220,6 +220,7 @@ int main(int argc, char **argv)
 		if (sp_symbolizer_add_debug_dir(sym, debug_dirs[c]))
 			sp_die("out of memory");
 	out = sp_open_output(opt.output, NULL);
+	sp_pace_output(in, out);
 	ss = sp_symstream_new(sym, write_rec, out);
 	if (!ss)
 		sp_die("out of memory");

@@ -50,11 +50,6 @@ static int emit(void *arg, const struct sp_rec_hdr *rec)
 	return sp_out_write(arg, rec, rec->size);
 }
 
-static void flush_output(void *arg)
-{
-	sp_out_flush(arg);	/* an error stays and is seen at the next write */
-}
-
 static void report(const struct sp_unw_summary *sum,
 		   const struct sp_unwstream_stats *st)
 {
@@ -149,7 +144,7 @@ int main(int argc, char **argv)
 	if (bad)
 		sp_die("%s at byte 16 of '%s'", bad, sp_in_name(in));
 	out = sp_open_output(opt.output, "unwound");
-	sp_in_on_read(in, flush_output, out);
+	sp_pace_output(in, out);
 	u = sp_unwstream_new(&rh, emit, out);
 	if (!u || (opt.cache_dir &&
 		   sp_locator_set_store(sp_unwstream_locator(u), opt.cache_dir)))

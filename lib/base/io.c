@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -107,6 +108,11 @@ void sp_in_on_read(struct sp_in *in, void (*fn)(void *arg), void *arg)
 const char *sp_in_name(const struct sp_in *in)
 {
 	return in->name;
+}
+
+int sp_in_fd(const struct sp_in *in)
+{
+	return in->fd;
 }
 
 const char *sp_in_error(const struct sp_in *in)
@@ -270,6 +276,7 @@ int sp_in_next(struct sp_in *in, const struct sp_rec_hdr **rec)
 
 struct sp_out {
 	int fd;
+	int pipe;		/* fd is a pipe or a socket */
 	int err;
 	uint8_t *buf;
 	size_t len, cap;
@@ -365,6 +372,7 @@ struct sp_out *sp_out_open(const char *path, int binary)
 	if (!out)
 		goto err;
 	out->fd = fd;
+	out->pipe = sp_fd_is_pipe(fd);
 	out->cap = 256 * 1024;
 	out->buf = malloc(out->cap);
 	if (!out->buf)
@@ -484,6 +492,18 @@ int sp_out_printf(struct sp_out *out, const char *fmt, ...)
 uint64_t sp_out_bytes(const struct sp_out *out)
 {
 	return out->bytes;
+}
+
+int sp_out_pipe(const struct sp_out *out)
+{
+	return out->pipe ? out->fd : -1;
+}
+
+int sp_fd_is_pipe(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
 
 int sp_out_close(struct sp_out *out)

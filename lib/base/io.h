@@ -46,6 +46,9 @@ void sp_in_on_read(struct sp_in *in, void (*fn)(void *arg), void *arg);
 /* The name used in messages: "stdin" or the path. */
 const char *sp_in_name(const struct sp_in *in);
 
+/* The descriptor in reads, for a poll(2) before a read that may block. */
+int sp_in_fd(const struct sp_in *in);
+
 /* Result codes of sp_in_header(). */
 #define SP_IN_OK	0
 #define SP_IN_ERROR	(-1)	/* see sp_in_error() */
@@ -114,6 +117,17 @@ int sp_out_flush(struct sp_out *out);
 
 /* Bytes accepted so far. */
 uint64_t sp_out_bytes(const struct sp_out *out);
+
+/*
+ * The descriptor of out when it is a pipe or a socket, whose reader may go
+ * away while nothing is written: poll(2) it for no event, and POLLERR or
+ * POLLHUP says the reader has gone.  -1 for a file, a terminal, and
+ * sp_out_records().
+ */
+int sp_out_pipe(const struct sp_out *out);
+
+/* Whether descriptor fd is a pipe or a socket (1) or not (0). */
+int sp_fd_is_pipe(int fd);
 
 /* Flush, close, free; returns 0 or the first -errno seen.  NULL is a no-op. */
 int sp_out_close(struct sp_out *out);

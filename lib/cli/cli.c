@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* cli.c: messages, exits, options, numbers and streams for the tools' mains. */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,4 +211,97 @@ void sp_write_failed(const char *path, int err)
 	if (err == -ENOMEM)
 		sp_die("out of memory");
 	sp_die("cannot write '%s': %s", sp_output_name(path), strerror(-err));
+}
+
+/* Waiting for input and for the reader ------------------------------------ */
+
+void sp_wait_input(int in_fd, int pipe_fd)
+{
+	struct pollfd p[2] = { { in_fd, POLLIN, 0 }, { pipe_fd, 0, 0 } };
+
+	if (pipe_fd < 0)
+		return;
+	if (poll(p, 2, -1) > 0 && (p[1].revents & (POLLERR | POLLHUP)))
+		exit(SP_EXIT_OK);	/* the reader is gone: stop quietly */
+}
+
+static struct pace {
+	struct sp_in *in;
+	struct sp_out *out;
+} pace;
+
+static void pace_read(void *arg)
+{
+	struct pace *p = arg;
+
+	sp_out_flush(p->out);
+	sp_wait_input(sp_in_fd(p->in), sp_out_pipe(p->out));
+}
+
+void sp_pace_output(struct sp_in *in, struct sp_out *out)
+{
+	pace.in = in;
+	pace.out = out;
+	sp_in_on_read(in, pace_read, &pace);
+}
+
+struct watched {
+	int fd;
+	int pipe_fd;
+};
+
+/*
+ * The cookie of the stream open now, reachable from here: a tool may die
+ * with it open, and the stream keeps it where leak checkers do not look.
+ */
+static struct watched *watching;
+
+static ssize_t watched_read(void *cookie, char *buf, size_t size)
+{
+	struct watched *w = cookie;
+
+	sp_wait_input(w->fd, w->pipe_fd);
+	return read(w->fd, buf, size);
+}
+
+static int watched_close(void *cookie)
+{
+	struct watched *w = cookie;
+	int r = w->fd > 0 ? close(w->fd) : 0;
+
+	if (watching == w)
+		watching = NULL;
+	free(w);
+	return r;
+}
+
+FILE *sp_open_text_input(const char *path, const char *output)
+{
+	static const cookie_io_functions_t io = {
+		.read = watched_read, .close = watched_close,
+	};
+	int stdio = !strcmp(path, "-");
+	struct watched *w;
+	FILE *fp;
+
+	if (strcmp(output, "-") || !sp_fd_is_pipe(1))
+		return stdio ? stdin : fopen(path, "r");
+	w = malloc(sizeof(*w));
+	if (!w)
+		return NULL;
+	w->pipe_fd = 1;
+	w->fd = stdio ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	if (w->fd < 0) {
+		free(w);
+		return NULL;
+	}
+	fp = fopencookie(w, "r", io);
+	if (!fp) {
+		watched_close(w);
+		return NULL;
+	}
+	/* a poll(2) per read: reads as large as a pipe holds */
+	setvbuf(fp, NULL, _IOFBF, 64 * 1024);
+	watching = w;
+	return fp;
 }

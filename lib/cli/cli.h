@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/io.h"
 
@@ -78,5 +79,36 @@ const char *sp_output_name(const char *path);
  * else is fatal.
  */
 void sp_write_failed(const char *path, int err) __attribute__((noreturn));
+
+/*
+ * A stage that waits for input while its reader may have gone: a filter
+ * whose output is a pipe learns that its reader died only when it writes
+ * there, which may be long after (a buffer to fill, or nothing to write
+ * before the end); meanwhile the stages before it, up to sp-record, run on
+ * for nothing.  These make every wait for input a wait for the reader too.
+ *
+ * Wait until in_fd has input (or its end, or an error), or until the reader
+ * of pipe_fd (a pipe or socket, from sp_out_pipe(); -1: none, return at
+ * once) has gone: then end the tool quietly with status 0, as
+ * sp_write_failed() does for -EPIPE.  One poll(2), for before a read that
+ * may block; a signal ends the wait.
+ */
+void sp_wait_input(int in_fd, int pipe_fd);
+
+/*
+ * Before each read of in that may block: flush out, so that what the tool
+ * writes keeps pace with what it reads (an error stays and is seen at the
+ * next write), then sp_wait_input() on out.  For one pair per program.
+ */
+void sp_pace_output(struct sp_in *in, struct sp_out *out);
+
+/*
+ * Open the text input path ("-": standard input) for stdio.  When output
+ * (the path the tool will write, "-": standard output) is a pipe or a
+ * socket, every read of the input first waits as sp_wait_input() does.
+ * Returns stdin itself, or a stream to fclose(); NULL with errno set when
+ * path cannot be opened.
+ */
+FILE *sp_open_text_input(const char *path, const char *output);
 
 #endif

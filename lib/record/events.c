@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/grow.h"
+#include "base/io.h"
 #include "os/procfs.h"
 #include "recorder.h"
 
@@ -113,10 +114,12 @@ int rec_events_cpus(struct sp_recorder *r)
 		return sp_err_set(&r->err, n, "cannot read the online cpus: %s",
 				  strerror(-n));
 	ev->bufs = calloc((size_t)n, sizeof(*ev->bufs));
-	ev->pfd = calloc((size_t)n, sizeof(*ev->pfd));
+	/* and one for the reader of the stream */
+	ev->pfd = calloc((size_t)n + 1, sizeof(*ev->pfd));
 	if (!ev->bufs || !ev->pfd)
 		return sp_err_set(&r->err, -ENOMEM, "out of memory");
 	ev->nbufs = (unsigned)n;
+	ev->pfd[n].fd = -1;
 	for (i = 0; i < ev->nbufs; i++) {
 		ev->bufs[i].cpu = cpus[i];
 		ev->bufs[i].pages = r->o.pages ? r->o.pages :
@@ -356,6 +359,9 @@ void rec_poll_ready(struct sp_recorder *r)
 				  sp_ring_fd(r->ev.bufs[i].ring) : -1;
 		r->ev.pfd[i].events = POLLIN;
 	}
+	/* no event: POLLERR or POLLHUP come anyway, when the reader has gone */
+	r->ev.pfd[i].fd = sp_out_pipe(r->out);
+	r->ev.pfd[i].events = 0;
 }
 
 /* Point the poll slot of buffer b at an event that can still wake us. */
@@ -390,11 +396,13 @@ int rec_poll(struct sp_recorder *r, int timeout_ms)
 	unsigned i;
 	int n;
 
-	n = poll(ev->pfd, ev->nbufs, timeout_ms);
+	n = poll(ev->pfd, ev->nbufs + 1, timeout_ms);
 	if (n < 0)
 		return -errno;
 	if (n == 0)
 		return 0;
+	if (ev->pfd[ev->nbufs].revents & (POLLERR | POLLHUP))
+		return -EPIPE;
 	for (i = 0; i < ev->nbufs; i++) {
 		if (!(ev->pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL)))
 			continue;

@@ -188,7 +188,9 @@ int sp_recorder_attach(struct sp_recorder *r, const pid_t *pids, size_t n);
 /*
  * Block until a buffer is past its wakeup mark, at most timeout_ms
  * (-1: no limit).  Returns 1 when one is, 0 on timeout, -EINTR when a
- * signal arrived, or another -errno.
+ * signal arrived, -EPIPE when the reader of the stream has gone (the
+ * output is a pipe or socket whose other end was closed), or another
+ * -errno.
  */
 int sp_recorder_wait(struct sp_recorder *r, int timeout_ms);
 

@@ -75,7 +75,7 @@ struct rec_events {
 	unsigned min_pages;	/* smallest buffer holding two samples */
 	struct rec_cpubuf *bufs;
 	unsigned nbufs;
-	struct pollfd *pfd;	/* one per buffer */
+	struct pollfd *pfd;	/* one per buffer, then the stream's reader */
 	struct rec_event *events;
 	size_t nevents, events_cap;
 	struct rec_thread *attached;
