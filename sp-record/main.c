@@ -277,10 +277,10 @@ static void parse_options(int argc, char **argv)
 			break;
 		case 'h':
 			usage();
-			exit(SP_EXIT_OK);
+			exit(sp_stdout_done());
 		case 'V':
 			printf("%s %s\n", sp_prog, SP_VERSION);
-			exit(SP_EXIT_OK);
+			exit(sp_stdout_done());
 		default:
 			sp_bad_option(argv, c);
 		}

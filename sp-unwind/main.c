@@ -124,10 +124,10 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage();
-			return SP_EXIT_OK;
+			return sp_stdout_done();
 		case 'V':
 			printf("sp-unwind %s\n", SP_VERSION);
-			return SP_EXIT_OK;
+			return sp_stdout_done();
 		default:
 			sp_bad_option(argv, c);
 		}

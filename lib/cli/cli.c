@@ -213,6 +213,13 @@ void sp_write_failed(const char *path, int err)
 	sp_die("cannot write '%s': %s", sp_output_name(path), strerror(-err));
 }
 
+int sp_stdout_done(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return SP_EXIT_OK;
+	sp_die("cannot write 'stdout': %s", strerror(errno ? errno : EIO));
+}
+
 /* Waiting for input and for the reader ------------------------------------ */
 
 void sp_wait_input(int in_fd, int pipe_fd)

@@ -81,6 +81,13 @@ const char *sp_output_name(const char *path);
 void sp_write_failed(const char *path, int err) __attribute__((noreturn));
 
 /*
+ * After --help or --version: flush standard output, and die when a write
+ * to it failed ("cannot write 'stdout': No space left on device").
+ * Returns SP_EXIT_OK.
+ */
+int sp_stdout_done(void);
+
+/*
  * A stage that waits for input while its reader may have gone: a filter
  * whose output is a pipe learns that its reader died only when it writes
  * there, which may be long after (a buffer to fill, or nothing to write
