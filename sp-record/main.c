@@ -81,9 +81,9 @@ static void usage(void)
 	       "      --stack-tail BYTES   of a stack deeper than its copy, read up to BYTES\n"
 	       "                           more from the live process when the sample is\n"
 	       "                           drained, 0..%u (default %u; 0: off)\n"
-	       "  -d, --duration SECONDS   stop recording after this long (default: at SIGINT\n"
-	       "                           or SIGTERM, or when every process has exited);\n"
-	       "                           COMMAND runs on\n"
+	       "  -d, --duration SECONDS   stop recording after this long (default: at SIGINT,\n"
+	       "                           SIGTERM or SIGHUP, or when every process has\n"
+	       "                           exited); COMMAND runs on\n"
 	       "      --timeout SECONDS    end COMMAND after this long: SIGTERM, then SIGKILL\n"
 	       "                           3 s later\n"
 	       "      --command-stdout FILE  COMMAND's standard output when the stream is on\n"
@@ -324,6 +324,8 @@ static void handle_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a closed terminal: the recording so far is as good as at ^C */
+	sigaction(SIGHUP, &sa, NULL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_child;
 	sa.sa_flags = SA_NOCLDSTOP;

@@ -87,8 +87,9 @@ static volatile sig_atomic_t stop;
 static int devnull = -1;
 
 /*
- * End the input at SIGINT or SIGTERM: sp_in retries an interrupted read(),
- * which then reads /dev/null and sees the end; what was read is kept.
+ * End the input at SIGINT, SIGTERM or SIGHUP (a closed terminal): sp_in
+ * retries an interrupted read(), which then reads /dev/null and sees the
+ * end; what was read is kept.
  */
 static void on_signal(int sig)
 {
@@ -127,6 +128,7 @@ static void start_flusher(struct sp_spool_writer *w, pthread_t *th)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
 	/* the signals must interrupt the main thread's read(), so only it takes them */
 	pthread_sigmask(SIG_BLOCK, &set, &old);
 	if (pthread_create(th, NULL, flush_loop, NULL))
@@ -138,6 +140,7 @@ static void start_flusher(struct sp_spool_writer *w, pthread_t *th)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 static void stop_flusher(pthread_t th)
