@@ -389,6 +389,19 @@ static void report_kept(const struct sp_record_stats *st)
 			st->cache_bytes / 1048576.0);
 }
 
+/* What failed: a write names the output, as every tool's message does. */
+static const char *failure(void)
+{
+	static char msg[4096 + 128];
+	int e = out ? sp_out_error(out) : 0;
+
+	if (!e || e == -EPIPE)
+		return sp_recorder_error(rec);
+	snprintf(msg, sizeof(msg), "cannot write '%s': %s",
+		 sp_output_name(opt.output), strerror(-e));
+	return msg;
+}
+
 /* Write everything out and report; after this the recording is over. */
 static void end_recording(int *lost)
 {
@@ -399,14 +412,15 @@ static void end_recording(int *lost)
 		return;
 	e = sp_recorder_finish(rec, &st);
 	if (e && e != -EPIPE) {
-		sp_warn("%s", sp_recorder_error(rec));
+		sp_warn("%s", failure());
 		rec_failed = 1;
 	}
 	if (!e) {
 		e = sp_out_close(out);
 		out = NULL;
 		if (e && e != -EPIPE) {
-			sp_warn("cannot write '%s': %s", opt.output, strerror(-e));
+			sp_warn("cannot write '%s': %s",
+				sp_output_name(opt.output), strerror(-e));
 			rec_failed = 1;
 		}
 	}
@@ -456,7 +470,7 @@ static int record_pass(int timeout)
 	if (e == -EPIPE)
 		return 1;
 	if (e) {
-		sp_warn("%s", sp_recorder_error(rec));
+		sp_warn("%s", failure());
 		rec_failed = 1;
 		return 1;
 	}
@@ -503,7 +517,7 @@ static int record_pids(void)
 	if (e == -EPIPE)
 		goto reader_gone;
 	if (e)
-		sp_die("%s", sp_recorder_error(rec));
+		sp_die("%s", failure());
 	sp_recorder_stats(rec, &st);
 	if (opt.rec.attach == SP_RECORD_ATTACH_STOP)
 		sp_warn("attached %llu threads in %.1f ms",
@@ -596,7 +610,7 @@ static int record_command(void)
 	e = sp_recorder_attach(rec, (pid_t[]){ sp_launch_pid(l) }, 1);
 	if (e && e != -EPIPE) {
 		sp_launch_free(l);	/* never ran: killed and reaped */
-		sp_die("%s", sp_recorder_error(rec));
+		sp_die("%s", failure());
 	}
 	if (e == -EPIPE)
 		drop_recording();	/* nobody reads: just run it */

@@ -494,6 +494,11 @@ uint64_t sp_out_bytes(const struct sp_out *out)
 	return out->bytes;
 }
 
+int sp_out_error(const struct sp_out *out)
+{
+	return out->err;
+}
+
 int sp_out_pipe(const struct sp_out *out)
 {
 	return out->pipe ? out->fd : -1;

@@ -119,6 +119,12 @@ int sp_out_flush(struct sp_out *out);
 uint64_t sp_out_bytes(const struct sp_out *out);
 
 /*
+ * The -errno of the write that failed, which every later write returns, or
+ * 0.
+ */
+int sp_out_error(const struct sp_out *out);
+
+/*
  * The descriptor of out when it is a pipe or a socket, whose reader may go
  * away while nothing is written: poll(2) it for no event, and POLLERR or
  * POLLHUP says the reader has gone.  -1 for a file, a terminal, and
