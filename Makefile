@@ -46,7 +46,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err base/idset \
 	format/records format/alive format/raw format/tail format/unwound format/frame format/symtext \
 	format/folded \
 	format/spool-codec format/spool-write format/spool-read \
-	os/perf os/procfs os/launch os/kallsyms os/perfmap \
+	os/perf os/procfs os/launch os/kallsyms os/perfmap os/perm \
 	elf/elfcache elf/symtab elf/plt elf/buildid elf/procs elf/debuginfo \
 	elf/dwarfinfo elf/demangle elf/jitdump elf/gopclntab elf/bidstore \
 	elf/locate \

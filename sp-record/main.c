@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/err.h"
 #include "cli/cli.h"
 #include "elf/bidstore.h"
 #include "os/launch.h"
@@ -497,7 +498,7 @@ static int record_pids(void)
 {
 	struct sp_record_stats st;
 	uint64_t now, deadline = 0, last_check;
-	char why[256] = "";
+	char why[SP_ERR_MAX] = "";
 	int e, lost = 0;
 
 	rec = sp_recorder_new(&opt.rec, out);

@@ -7,7 +7,7 @@
 #ifndef SP_ERR_H
 #define SP_ERR_H
 
-#define SP_ERR_MAX 256
+#define SP_ERR_MAX 512
 
 struct sp_err {
 	char msg[SP_ERR_MAX];	/* "" when nothing failed */

@@ -10,6 +10,7 @@
 
 #include "base/clock.h"
 #include "base/grow.h"
+#include "os/perm.h"
 #include "os/procfs.h"
 #include "recorder.h"
 
@@ -306,6 +307,20 @@ void rec_resume_all(struct sp_recorder *r)
 	tg->ntracees = 0;
 }
 
+static int pause_error(struct sp_recorder *r, pid_t pid, pid_t tid, int e)
+{
+	struct sp_perm p;
+	char why[SP_ERR_MAX];
+
+	if (e != -EPERM)
+		return sp_err_set(&r->err, e, "cannot pause thread %d of %d to attach: %s",
+				  (int)tid, (int)pid, strerror(-e));
+	sp_perm_read(&p, pid, tid);
+	sp_perm_explain(&p, SP_PERM_TRACE, e, why, sizeof(why));
+	return sp_err_set(&r->err, e, "cannot pause thread %d of %d to attach: %s",
+			  (int)tid, (int)pid, why);
+}
+
 /*
  * Seize and interrupt every thread of every target, again until a scan of
  * /proc finds none new: a thread that a not yet seized one created is found
@@ -344,9 +359,7 @@ int rec_pause_all(struct sp_recorder *r)
 					    !thread_runs(pid, tid)))
 						continue;
 					free(tids);
-					return sp_err_set(&r->err, e, "cannot pause thread %d of %d to attach: %s%s",
-							  (int)tid, (int)pid, strerror(-e),
-							  e == -EPERM ? " (traced by a debugger, or ptrace not allowed)" : "");
+					return pause_error(r, pid, tid, e);
 				}
 				if (!tracee_add(tg, pid, tids[i])) {
 					ptrace(PTRACE_DETACH, tids[i], 0, 0);

@@ -10,6 +10,7 @@
 
 #include "base/grow.h"
 #include "base/io.h"
+#include "os/perm.h"
 #include "os/procfs.h"
 #include "recorder.h"
 
@@ -153,16 +154,15 @@ size_t rec_open_fds(const struct sp_recorder *r)
 	return n;
 }
 
-static int not_permitted(struct sp_recorder *r, pid_t pid, int e)
+static int not_permitted(struct sp_recorder *r, pid_t pid, pid_t tid, int e)
 {
-	long long paranoid;
+	struct sp_perm p;
+	char why[SP_ERR_MAX];
 
-	if (sp_procfs_read_ll("/proc/sys/kernel/perf_event_paranoid",
-			      &paranoid))
-		return sp_err_set(&r->err, e, "not permitted to profile %d; run as root or grant CAP_PERFMON",
-				  (int)pid);
-	return sp_err_set(&r->err, e, "not permitted to profile %d: perf_event_paranoid is %lld; run as root or grant CAP_PERFMON",
-			  (int)pid, paranoid);
+	sp_perm_read(&p, pid, tid);
+	sp_perm_explain(&p, SP_PERM_PROFILE, e, why, sizeof(why));
+	return sp_err_set(&r->err, -EACCES, "not permitted to profile %d: %s",
+			  (int)pid, why);
 }
 
 static int open_error(struct sp_recorder *r, pid_t pid, pid_t tid, int cpu,
@@ -173,7 +173,7 @@ static int open_error(struct sp_recorder *r, pid_t pid, pid_t tid, int cpu,
 	switch (-e) {
 	case EACCES:
 	case EPERM:
-		return not_permitted(r, pid, -EACCES);
+		return not_permitted(r, pid, tid, e);
 	case ENOENT:
 	case ENODEV:
 	case EOPNOTSUPP:
