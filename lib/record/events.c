@@ -305,8 +305,9 @@ int rec_check_fd_budget(struct sp_recorder *r)
 	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
 		return 0;
 	if ((uint64_t)total * r->ev.nbufs + FD_RESERVE > rl.rlim_cur)
-		return sp_err_set(&r->err, -EMFILE, "%zu threads need %zu event descriptors (one per thread and cpu), above RLIMIT_NOFILE %llu: raise the hard limit (ulimit -Hn), or launch the command under sp-record, which needs one per cpu",
-				  total, total * r->ev.nbufs,
+		return sp_err_set(&r->err, -EMFILE, "%zu threads need %zu event descriptors (one per thread and cpu) and %d more are kept in reserve for files, %zu in all, above RLIMIT_NOFILE %llu: raise the hard limit (ulimit -Hn), or launch the command under sp-record, which needs one per cpu",
+				  total, total * r->ev.nbufs, FD_RESERVE,
+				  total * r->ev.nbufs + FD_RESERVE,
 				  (unsigned long long)rl.rlim_cur);
 	return 0;
 }
