@@ -30,8 +30,9 @@ struct sp_spool {
 
 	/* the trailer, when valid */
 	int indexed;
-	int footer_seen;	/* the file ends in a footer magic */
+	int footer_seen;	/* the file ends in a footer (magic, or all but) */
 	char tr_bad[96];	/* why that trailer is unusable */
+	uint64_t tr_bad_at;	/* where, when not where the trailer begins */
 	uint64_t tr_off;
 	struct sp_spool_trailer tr;
 	struct sp_spool_index_entry *idx;
@@ -124,6 +125,36 @@ static ssize_t read_at(struct sp_spool *r, uint64_t off, void *buf, size_t n)
 	return (ssize_t)got;
 }
 
+/*
+ * The file ends in footer f but for its magic: a whole trailer whose end
+ * marker is damaged, not a file cut short (a cut one ends elsewhere, so
+ * its last bytes do not read as a footer that checks out).
+ */
+static void bad_end_marker(struct sp_spool *r, const struct sp_spool_footer *f,
+			   uint64_t min)
+{
+	uint8_t *buf;
+	size_t i;
+
+	if (f->trailer_size < min || f->trailer_offset < r->pos ||
+	    f->trailer_offset + f->trailer_size != r->size)
+		return;
+	buf = malloc(f->trailer_size);
+	if (!buf)
+		return;
+	if (read_at(r, f->trailer_offset, buf, f->trailer_size) == f->trailer_size &&
+	    sp_spool_crc(buf, f->trailer_size - 12) == f->crc &&
+	    !memcmp(buf, SP_SPOOL_INDEX_MAGIC, SP_MAGIC_LEN)) {
+		for (i = 0; f->magic[i] == SP_SPOOL_END_MAGIC[i]; i++)
+			;
+		r->footer_seen = 1;
+		r->tr_bad_at = r->size - SP_MAGIC_LEN + i;
+		snprintf(r->tr_bad, sizeof(r->tr_bad),
+			 "bad end marker (a spool ends in \"SPEND\" and 3 zero bytes)");
+	}
+	free(buf);
+}
+
 static void load_trailer(struct sp_spool *r)
 {
 	struct sp_spool_footer f;
@@ -133,9 +164,12 @@ static void load_trailer(struct sp_spool *r)
 	uint32_t c, i;
 
 	if (r->size < r->pos + min ||
-	    read_at(r, r->size - sizeof(f), &f, sizeof(f)) != sizeof(f) ||
-	    memcmp(f.magic, SP_SPOOL_END_MAGIC, SP_MAGIC_LEN))
+	    read_at(r, r->size - sizeof(f), &f, sizeof(f)) != sizeof(f))
 		return;		/* no trailer: the reader scans */
+	if (memcmp(f.magic, SP_SPOOL_END_MAGIC, SP_MAGIC_LEN)) {
+		bad_end_marker(r, &f, min);
+		return;
+	}
 	r->footer_seen = 1;
 	snprintf(r->tr_bad, sizeof(r->tr_bad), "bad trailer size");
 	if (f.trailer_size < min || f.trailer_offset < r->pos ||
@@ -358,7 +392,8 @@ static int load_block(struct sp_spool *r)
 		if (r->indexed)
 			return damage_block(r, "trailer magic where a block belongs");
 		if (r->footer_seen && r->tr_bad[0])
-			return damage(r, r->pos, r->tr_bad);
+			return damage(r, r->tr_bad_at ? r->tr_bad_at : r->pos,
+				      r->tr_bad);
 		return cut(r, "the file ends inside the trailer");
 	}
 	if (memcmp(b.magic, SP_SPOOL_BLOCK_MAGIC, (size_t)n < 8 ? (size_t)n : 8))
