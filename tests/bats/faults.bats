@@ -170,31 +170,6 @@ untraced() {
 		/proc/"$1"/task/*/status 2>/dev/null
 }
 
-# The CPU time of process PID in clock ticks (utime + stime).
-cpu_ticks() {
-	awk '{ print $14 + $15 }' "/proc/$1/stat"
-}
-
-# cpu_grew PID TICKS: PID has used more than TICKS clock ticks of CPU.
-cpu_grew() {
-	(($(cpu_ticks "$1") > $2))
-}
-
-# child_runs PID PROGRAM: a child of PID has exec'd PROGRAM (fatal when PID
-# has ended).
-child_runs() {
-	local kid
-	if gone "$1"; then
-		fatal "process $1 ended"
-		return
-	fi
-	# shellcheck disable=SC2013	# the files are lines of PIDs
-	for kid in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-		[[ $(readlink "/proc/$kid/exe" 2>/dev/null) == "$2" ]] && return 0
-	done
-	return 1
-}
-
 # The number of descriptors process PID has open.
 fd_count() {
 	find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l
@@ -205,13 +180,6 @@ assert_target_runs() {
 	kill -0 "$1" || fail "target $1 died"
 	not_stopped "$1" || fail "target $1 left stopped: $(thread_states "$1")"
 	untraced "$1" || fail "target $1 left traced"
-}
-
-# The stream is whole: raw magic first, SUMMARY (type 10, 80 bytes) last.
-assert_stream() {
-	[[ $(head -c 5 "$1") == SPRAW ]] || fail "$1 is not a raw stream"
-	[[ $(tail -c 80 "$1" | od -An -tu4 -N8 | tr -s ' ') == ' 10 80' ]] ||
-		fail "$1 does not end with a summary record"
 }
 
 # assert_clean FILE...: no sanitizer report in stderr files.

@@ -142,13 +142,6 @@ assert_clean() {
 	fi
 }
 
-# The stream is whole: raw magic first, SUMMARY (type 10, 80 bytes) last.
-assert_stream() {
-	[[ $(head -c 5 "$1") == SPRAW ]] || fail "$1 is not a raw stream"
-	[[ $(tail -c 80 "$1" | od -An -tu4 -N8 | tr -s ' ') == ' 10 80' ]] ||
-		fail "$1 does not end with a summary record"
-}
-
 # The states of every thread of PID, one letter each.
 thread_states() {
 	local f
@@ -186,31 +179,6 @@ threads_are() {
 # traced_by PID TRACER: ptrace has attached TRACER to PID.
 traced_by() {
 	[[ $(awk '$1 == "TracerPid:" { print $2 }' "/proc/$1/status" 2>/dev/null) == "$2" ]]
-}
-
-# The CPU time of process PID in clock ticks (utime + stime).
-cpu_ticks() {
-	awk '{ print $14 + $15 }' "/proc/$1/stat"
-}
-
-# cpu_grew PID TICKS: PID has used more than TICKS clock ticks of CPU.
-cpu_grew() {
-	(($(cpu_ticks "$1") > $2))
-}
-
-# child_runs PID PROGRAM: a child of PID has exec'd PROGRAM (fatal when PID
-# has ended).
-child_runs() {
-	local kid
-	if gone "$1"; then
-		fatal "process $1 ended"
-		return
-	fi
-	# shellcheck disable=SC2013	# the files are lines of PIDs
-	for kid in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-		[[ $(readlink "/proc/$kid/exe" 2>/dev/null) == "$2" ]] && return 0
-	done
-	return 1
 }
 
 @test "launch: a 50 ms start-up is recorded from its first function, nothing before exec" {

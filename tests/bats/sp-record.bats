@@ -149,9 +149,9 @@ teardown() {
 	[[ -z $NOBODY_DIR ]] || rm -rf "$NOBODY_DIR"
 }
 
-# The stream starts with the raw magic and ends with a SUMMARY record
-# (type 10, size 80).
-assert_stream() {
+# The stream starts with the raw magic and a version 1 header of 120
+# bytes, and ends with a SUMMARY record (type 10, size 80).
+assert_stream_exact() {
 	run sh -c "head -c 8 '$1' | od -An -c | tr -d ' '"
 	assert_output 'SPRAW\0\0\0'
 	run sh -c "od -An -tu4 -j8 -N8 '$1' | tr -s ' '"
@@ -312,7 +312,7 @@ wait_rec() {
 	if ((flags & 2)); then
 		fail "the stream header says kernel callchains were recorded (event flags $flags)"
 	fi
-	assert_stream "$NOBODY_DIR/out.raw"
+	assert_stream_exact "$NOBODY_DIR/out.raw"
 }
 
 @test "records a busy process for 1 s into a file" {
@@ -321,14 +321,14 @@ wait_rec() {
 	assert_success
 	assert_line --regexp '^sp-record: [0-9]+ samples, 0 lost events, 1 threads, 1\.[0-9][0-9] s$'
 	assert_samples "$OUT" "$output"
-	assert_stream "$OUT"
+	assert_stream_exact "$OUT"
 }
 
 @test "writes to standard output when it is a pipe" {
 	start_cmd "$BUSY" 1 10
 	run sh -c "'$REC' -p $TARGET_PID -d 0.5 | cat >'$OUT'"
 	assert_success
-	assert_stream "$OUT"
+	assert_stream_exact "$OUT"
 }
 
 @test "-e task-clock and --no-kernel are accepted" {
@@ -337,7 +337,7 @@ wait_rec() {
 	run "$REC" -p "$TARGET_PID" -d 0.5 -e task-clock --no-kernel -o "$OUT"
 	assert_success
 	assert_samples "$OUT" "$output"
-	assert_stream "$OUT"
+	assert_stream_exact "$OUT"
 	# the header names the event (sp_event_info.name at byte 56) and says
 	# no kernel callchains (SP_EV_KERNEL, 0x2, in the flags at byte 20)
 	assert_equal "$(dd if="$OUT" bs=1 skip=56 count=11 status=none | tr '\0' '@')" task-clock@
@@ -354,7 +354,7 @@ wait_rec() {
 		assert_failure 2
 		assert_output "sp-record: event 'cycles' is not supported here: no hardware counters for sampling (try cpu-clock)"
 	else
-		assert_stream "$OUT"
+		assert_stream_exact "$OUT"
 	fi
 }
 
@@ -401,7 +401,7 @@ wait_rec() {
 	assert_equal "$REC_STATUS" 0
 	assert_line --regexp '^sp-record: [0-9]+ samples, 0 lost events, 2 threads, '
 	echo "# stopped $ms ms after the target exited" >&3
-	assert_stream "$OUT"
+	assert_stream_exact "$OUT"
 }
 
 @test "records on after the main thread exits, stops when all have" {
@@ -424,7 +424,7 @@ wait_rec() {
 	[ "$(samples_of "$output")" -gt 300 ]
 	assert_samples "$OUT" "$output"
 	echo "# stopped $ms ms after the target exited" >&3
-	assert_stream "$OUT"
+	assert_stream_exact "$OUT"
 }
 
 @test "SIGINT flushes everything and exits 0" {
@@ -435,7 +435,7 @@ wait_rec() {
 	wait_rec
 	assert_equal "$REC_STATUS" 0
 	assert_line --regexp '^sp-record: [0-9]+ samples, 0 lost events, 1 threads, '
-	assert_stream "$OUT"
+	assert_stream_exact "$OUT"
 }
 
 @test "SIGTERM stops like SIGINT" {
@@ -446,7 +446,7 @@ wait_rec() {
 	wait_rec
 	assert_equal "$REC_STATUS" 0
 	assert_line --regexp '^sp-record: [0-9]+ samples, 0 lost events, 1 threads, '
-	assert_stream "$OUT"
+	assert_stream_exact "$OUT"
 }
 
 @test "a closed standard output stops it promptly, the target runs on" {
@@ -476,7 +476,7 @@ wait_rec() {
 	# samples, however loaded the machine
 	[ "$(samples_of "$output")" -gt 2000 ]
 	assert_samples "$OUT" "$output"
-	assert_stream "$OUT"
+	assert_stream_exact "$OUT"
 }
 
 @test "a lossy recording exits 1 and says how much was lost" {
@@ -488,5 +488,5 @@ wait_rec() {
 	fi
 	assert_failure 1
 	assert_line --regexp '^sp-record: [0-9]+ samples, [1-9][0-9]* lost events, 4 threads, .*; raise -m or lower -F to lose none$'
-	assert_stream "$OUT"
+	assert_stream_exact "$OUT"
 }
