@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include "grow.h"
 #include "io.h"

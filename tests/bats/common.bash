@@ -64,20 +64,27 @@ need_perf_events() {
 	fi
 }
 
-# Compile tests/workloads/wl-*.c into $WL_DIR, each only when it is missing
-# or older than its source, so a test run builds them once.
-build_workloads() {
+# build_workload_files SOURCE...: compile each tests/workloads source into
+# $WL_DIR (-O2 -g -fomit-frame-pointer, with lib/ on the include path for
+# those that write streams), only when it is missing or older than its
+# source or the workload headers, so a test run builds each once.
+build_workload_files() {
 	local c bin tmp
 	mkdir -p "$WL_DIR" || return 1
-	for c in "$WL_SRC"/wl-*.c; do
+	for c in "$@"; do
 		bin="$WL_DIR/$(basename "$c" .c)"
 		if [[ ! -x $bin || $c -nt $bin || $WL_SRC/wl.h -nt $bin || $WL_SRC/wl-jit.h -nt $bin ]]; then
 			tmp="$bin.tmp.$$"
 			"${WL_CC:-cc}" -O2 -g -fomit-frame-pointer -pthread \
-				-o "$tmp" "$c" || return 1
+				-I"$SP_ROOT/lib" -o "$tmp" "$c" || return 1
 			mv -f "$tmp" "$bin" || return 1
 		fi
 	done
+}
+
+# Compile tests/workloads/wl-*.c into $WL_DIR (build_workload_files).
+build_workloads() {
+	build_workload_files "$WL_SRC"/wl-*.c
 }
 
 # now_ms: the wall clock in milliseconds (for bounds on how long a thing

@@ -60,17 +60,7 @@ teardown() {
 # Build tests/workloads/wl-*.c, lc-many.c and ft-*.c (ft-bigraw with the
 # stream headers of lib/) into $WL_DIR, each when missing or stale.
 build_fault_workloads() {
-	local c bin tmp
-	build_workloads || return 1
-	for c in "$WL_SRC"/lc-many.c "$WL_SRC"/ft-*.c; do
-		bin="$WL_DIR/$(basename "$c" .c)"
-		if [[ ! -x $bin || $c -nt $bin || $WL_SRC/wl.h -nt $bin ]]; then
-			tmp="$bin.tmp.$$"
-			"${WL_CC:-cc}" -O2 -g -fomit-frame-pointer -pthread \
-				-I"$SP_ROOT/lib" -o "$tmp" "$c" || return 1
-			mv -f "$tmp" "$bin" || return 1
-		fi
-	done
+	build_workloads && build_workload_files "$WL_SRC"/lc-many.c "$WL_SRC"/ft-*.c
 }
 
 # fstage NAME CMD [ARGS...]: one stage of a pipeline, run in the background
