@@ -122,16 +122,7 @@ teardown() {
 
 # Compile tests/workloads/lc-*.c into $WL_DIR like build_workloads.
 build_lc_workloads() {
-	local c bin tmp
-	for c in "$WL_SRC"/lc-*.c; do
-		bin="$WL_DIR/$(basename "$c" .c)"
-		if [[ ! -x $bin || $c -nt $bin || $WL_SRC/wl.h -nt $bin ]]; then
-			tmp="$bin.tmp.$$"
-			"${WL_CC:-cc}" -O2 -g -fomit-frame-pointer -pthread \
-				-o "$tmp" "$c" || return 1
-			mv -f "$tmp" "$bin" || return 1
-		fi
-	done
+	build_workload_files "$WL_SRC"/lc-*.c
 }
 
 # assert_clean FILE: no sanitizer report in a stderr file
@@ -434,8 +425,10 @@ traced_by() {
 	# released once sp-record attached: main alone for 1 s of CPU time,
 	# then main and the late thread until the process has used 4 s
 	# (WL_CLOCK=cpu); recorded to its end
+	# -m 8192: two threads' 60 KiB stack copies at 999 Hz fill the default
+	# ring in tens of milliseconds, which a busy machine may not drain in time
 	WL_CLOCK=cpu start_target --go wl-late 4 1
-	sp_pipeline_start "$T/l.folded" -p "$TARGET_PID" --attach live -F 999 -- --tid
+	sp_pipeline_start "$T/l.folded" -p "$TARGET_PID" --attach live -F 999 -m 8192 -- --tid
 	recording_started
 	release_target
 	sp_pipeline_wait
