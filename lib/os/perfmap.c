@@ -18,6 +18,8 @@
 struct sp_perfmap {
 	struct sp_pmsym *syms;	/* sorted by start, then seq */
 	size_t n, cap;
+	uint64_t *reach;	/* [i]: the last byte syms[0..i] cover */
+	size_t reach_cap;
 	uint32_t seq;		/* lines read so far */
 };
 
@@ -85,6 +87,7 @@ void sp_perfmap_free(struct sp_perfmap *m)
 		return;
 	sp_perfmap_clear(m);
 	free(m->syms);
+	free(m->reach);
 	free(m);
 }
 
@@ -134,6 +137,47 @@ static int parse_line(const char *line, size_t len, struct sp_pmsym *sym,
 	return 0;
 }
 
+/*
+ * Sort the entries from before on and merge them into the sorted ones ahead
+ * of them (all older, so an equal start keeps them first), then bring reach
+ * up to date from the first place that changed.  A JIT's map grows by a few
+ * lines at a time: each addition costs the new lines' sort and one pass.
+ */
+static int merge_new(struct sp_perfmap *m, size_t before)
+{
+	size_t i = 0, j = before, k = 0, from;
+	struct sp_pmsym *v;
+	uint64_t last, top;
+
+	qsort(m->syms + before, m->n - before, sizeof(*m->syms), pmsym_cmp);
+	if (SP_GROW(m->reach, m->reach_cap, m->n))
+		return -ENOMEM;
+	from = before ? SP_COUNT_LE(m->syms, before, start,
+				    m->syms[before].start) : 0;
+	if (from < before) {
+		v = malloc((m->n - from) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		for (i = from; i < before || j < m->n; )
+			v[k++] = j >= m->n || (i < before &&
+				pmsym_cmp(&m->syms[i], &m->syms[j]) <= 0) ?
+				m->syms[i++] : m->syms[j++];
+		memcpy(m->syms + from, v, k * sizeof(*v));
+		free(v);
+	}
+	top = from ? m->reach[from - 1] : 0;
+	for (i = from; i < m->n; i++) {
+		/* size is never 0; code that runs to the top stops there */
+		last = m->syms[i].start + (m->syms[i].size - 1);
+		if (last < m->syms[i].start)
+			last = UINT64_MAX;
+		if (last > top)
+			top = last;
+		m->reach[i] = top;
+	}
+	return 0;
+}
+
 int sp_perfmap_add(struct sp_perfmap *m, const char *text, size_t len)
 {
 	size_t off = 0, before = m->n;
@@ -148,19 +192,24 @@ int sp_perfmap_add(struct sp_perfmap *m, const char *text, size_t len)
 		m->seq++;
 		if (!parse_line(text + off, ll, &sym, &name_len)) {
 			if (SP_GROW(m->syms, m->cap, m->n + 1))
-				return -ENOMEM;
+				goto nomem;
 			name = strndup(sym.name, name_len);
 			if (!name)
-				return -ENOMEM;
+				goto nomem;
 			sym.name = name;
 			sym.seq = m->seq;
 			m->syms[m->n++] = sym;
 		}
 		off += ll + 1;
 	}
-	if (m->n != before)
-		qsort(m->syms, m->n, sizeof(*m->syms), pmsym_cmp);
+	if (m->n != before && merge_new(m, before))
+		goto nomem;
 	return 0;
+nomem:
+	/* the table stays what it was before this text */
+	while (m->n > before)
+		free((char *)m->syms[--m->n].name);
+	return -ENOMEM;
 }
 
 int sp_perfmap_read(struct sp_perfmap *m, int fd)
@@ -202,6 +251,8 @@ const struct sp_pmsym *sp_perfmap_find(const struct sp_perfmap *m,
 	for (i = lo, scanned = 0; i-- > 0 && scanned < OVERLAP_SCAN; scanned++) {
 		const struct sp_pmsym *e = &m->syms[i];
 
+		if (m->reach[i] < addr)
+			break;	/* nothing from here down gets to addr */
 		if (addr - e->start < e->size && (!best || e->seq > best->seq))
 			best = e;
 	}
