@@ -10,7 +10,13 @@
 #include "base/symrule.h"
 #include "kallsyms.h"
 
-#define CHUNK (1u << 20)	/* names are kept in chunks that never move */
+/*
+ * Names are kept in chunks that never move, the first small (a table of
+ * the few kernel symbols a recording met), each next one twice the last,
+ * up to CHUNK (the whole of /proc/kallsyms).
+ */
+#define FIRST_CHUNK (1u << 12)
+#define CHUNK (1u << 20)
 
 struct entry {
 	struct sp_ksym s;
@@ -61,7 +67,11 @@ static const char *keep(struct sp_ksyms *k, const char *s, size_t len)
 	char *p;
 
 	if (!c || c->cap - c->used < len + 1) {
-		size_t cap = len + 1 > CHUNK ? len + 1 : CHUNK;
+		size_t cap = !c ? FIRST_CHUNK : c->cap < CHUNK ? 2 * c->cap :
+			     CHUNK;
+
+		if (cap < len + 1)
+			cap = len + 1;
 
 		c = malloc(sizeof(*c) + cap);
 		if (!c)
