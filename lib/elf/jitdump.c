@@ -21,6 +21,7 @@ struct sp_jitdump {
 	uint32_t pid;
 	struct sp_jit_code *codes;	/* sorted by addr, then seq */
 	size_t n, cap;
+	uint64_t *reach;		/* search.h: sp_reach_fill() */
 	struct sp_jit_line *lines;	/* all DEBUG_INFO entries */
 	size_t nlines, caplines;
 };
@@ -59,6 +60,7 @@ void sp_jitdump_free(struct sp_jitdump *j)
 		return;
 	free(j->data);
 	free(j->codes);
+	free(j->reach);
 	free(j->lines);
 	free(j);
 }
@@ -338,8 +340,14 @@ struct sp_jitdump *sp_jitdump_parse(const void *data, size_t len, int *err)
 		      line_cmp);
 	}
 	free(refs);
+	refs = NULL;
 	if (j->n)
 		qsort(j->codes, j->n, sizeof(*j->codes), code_cmp);
+	*err = -ENOMEM;
+	j->reach = malloc((j->n ? j->n : 1) * sizeof(*j->reach));
+	if (!j->reach)
+		goto err;
+	SP_REACH_FILL(j->reach, j->codes, j->n, addr, size, 0);
 	*err = 0;
 	return j;
 err:
@@ -395,6 +403,8 @@ const struct sp_jit_code *sp_jitdump_find(const struct sp_jitdump *j,
 	for (i = lo, k = 0; i-- > 0 && k < 64; k++) {
 		const struct sp_jit_code *c = &j->codes[i];
 
+		if (j->reach[i] < addr)
+			break;	/* nothing from here down gets to addr */
 		if (addr - c->addr < c->size && (!best || c->seq > best->seq))
 			best = c;
 	}

@@ -147,7 +147,6 @@ static int merge_new(struct sp_perfmap *m, size_t before)
 {
 	size_t i = 0, j = before, k = 0, from;
 	struct sp_pmsym *v;
-	uint64_t last, top;
 
 	qsort(m->syms + before, m->n - before, sizeof(*m->syms), pmsym_cmp);
 	if (SP_GROW(m->reach, m->reach_cap, m->n))
@@ -165,16 +164,7 @@ static int merge_new(struct sp_perfmap *m, size_t before)
 		memcpy(m->syms + from, v, k * sizeof(*v));
 		free(v);
 	}
-	top = from ? m->reach[from - 1] : 0;
-	for (i = from; i < m->n; i++) {
-		/* size is never 0; code that runs to the top stops there */
-		last = m->syms[i].start + (m->syms[i].size - 1);
-		if (last < m->syms[i].start)
-			last = UINT64_MAX;
-		if (last > top)
-			top = last;
-		m->reach[i] = top;
-	}
+	SP_REACH_FILL(m->reach, m->syms, m->n, start, size, from);
 	return 0;
 }
 

@@ -99,13 +99,16 @@ int main(void)
 	put64(2);
 	/* a later load over hot's address wins */
 	load("hot2", 0x1000, 4, 3);
+	/* small code inside a big region: the region holds what is past it */
+	load("region", 0x5000, 0x200, 4);
+	load("small", 0x5100, 0x10, 5);
 
 	j = sp_jitdump_parse(buf, len, &err);
 	CHECK(j != NULL && err == 0);
 	if (!j)
 		return unit_done("test-jitdump");
 	CHECK(sp_jitdump_pid(j) == 4242);
-	CHECK(sp_jitdump_count(j) == 4);
+	CHECK(sp_jitdump_count(j) == 6);
 	CHECK(sp_jitdump_parsed(j) == len);
 	c = sp_jitdump_find(j, 0x1002);
 	CHECK(c && !strcmp(c->name, "hot2"));
@@ -122,6 +125,11 @@ int main(void)
 	CHECK(c && !strcmp(c->name, "outer"));
 	CHECK(sp_jitdump_find(j, 0x4000) == NULL);
 	CHECK(sp_jitdump_find(j, 0x1010) == NULL);
+	c = sp_jitdump_find(j, 0x5105);
+	CHECK(c && !strcmp(c->name, "small"));
+	c = sp_jitdump_find(j, 0x51f0);
+	CHECK(c && !strcmp(c->name, "region"));
+	CHECK(sp_jitdump_find(j, 0x5200) == NULL);
 	sp_jitdump_free(j);
 
 	/* cut anywhere: never a crash, what fits is kept */
