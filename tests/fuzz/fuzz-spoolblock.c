@@ -143,6 +143,34 @@ static void lie(void *field, size_t size, uint8_t x)
 		p[size - 1] ^= x;
 }
 
+/*
+ * compress2() into z, with one deflate stream per level kept across inputs
+ * and reset for each block: the same bytes, without setting up zlib's
+ * quarter megabyte of state for every block of every input.
+ */
+static uLongf deflate_block(uint8_t *z, uLongf zcap, const uint8_t *t,
+			    size_t tsize, int level)
+{
+	static z_stream zs[10];
+	static int ready[10];
+	z_stream *s = &zs[level];
+
+	if (!ready[level]) {
+		if (deflateInit(s, level) != Z_OK)
+			abort();
+		ready[level] = 1;
+	} else if (deflateReset(s) != Z_OK) {
+		abort();
+	}
+	s->next_in = (Bytef *)t;
+	s->avail_in = (uInt)tsize;
+	s->next_out = z;
+	s->avail_out = (uInt)zcap;
+	if (deflate(s, Z_FINISH) != Z_STREAM_END)
+		abort();
+	return zcap - s->avail_out;
+}
+
 static void write_block(struct buf *f, struct block *b, uint32_t seq,
 			int delta, int level, int lie_field, uint8_t x)
 {
@@ -150,8 +178,9 @@ static void write_block(struct buf *f, struct block *b, uint32_t seq,
 	uLongf zlen = compressBound((uLong)b->tsize);
 	uint8_t *z = malloc(zlen);
 
-	if (!z || compress2(z, &zlen, b->t, (uLong)b->tsize, level) != Z_OK)
+	if (!z)
 		abort();
+	zlen = deflate_block(z, zlen, b->t, b->tsize, level);
 	h.seq = seq;
 	h.enc = delta ? SP_SPOOL_ENC_DELTA : SP_SPOOL_ENC_PLAIN;
 	h.nrec = b->nrec;
