@@ -17,6 +17,18 @@ static uint32_t hash_str(const char *s)
 	return (uint32_t)(h ^ h >> 32);
 }
 
+uint64_t sp_hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 1469598103934665603ull;	/* FNV-1a */
+
+	while (n--) {
+		h ^= *b++;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
 uint64_t sp_hash_u64(uint64_t x)
 {
 	x ^= x >> 33;

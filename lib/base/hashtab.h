@@ -55,4 +55,7 @@ void sp_u64map_release(struct sp_u64map *m);
 /* A well-mixed hash of x. */
 uint64_t sp_hash_u64(uint64_t x);
 
+/* FNV-1a of n bytes: a fingerprint of text, not for hash tables' keys. */
+uint64_t sp_hash_bytes(const void *p, size_t n);
+
 #endif

@@ -9,12 +9,14 @@
 
 #include "base/clock.h"
 #include "base/grow.h"
+#include "base/hashtab.h"
 #include "base/io.h"
 #include "os/perfmap.h"
 #include "os/procfs.h"
 #include "recorder.h"
 
 #define PERFMAP_CHUNK	(4u << 20)	/* text per PERFMAP record */
+#define PMAP_HEAD	4096		/* bytes that tell one map from another */
 #define KSYM_NAME_MAX	1024
 
 void rec_capture_release(struct rec_capture *c)
@@ -136,6 +138,41 @@ int rec_pmap_follow(struct sp_recorder *r, pid_t pid, uid_t uid)
 #define PMAP_CLOCK_SLACK_NS 20000000ull
 
 /*
+ * The fingerprint of a map's first bytes, up to PMAP_HEAD of the off read:
+ * a map cut and written again by a new process, or by the same one, is as
+ * long as before or longer by the next look as often as not, and only its
+ * first bytes tell that what is past off is not more of the same.
+ */
+static int pmap_head(int fd, off_t off, uint64_t *head, size_t *len)
+{
+	char buf[PMAP_HEAD];
+	size_t want = off < PMAP_HEAD ? (size_t)off : PMAP_HEAD, got = 0;
+
+	while (got < want) {
+		ssize_t n = pread(fd, buf + got, want - got, (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+	}
+	*head = sp_hash_bytes(buf, got);
+	*len = got;
+	return 0;
+}
+
+/* Whether the first bytes of the map are still those read before. */
+static int pmap_same_head(int fd, const struct rec_pmap *m)
+{
+	uint64_t head;
+	size_t len;
+
+	return !pmap_head(fd, (off_t)m->head_len, &head, &len) &&
+	       len == m->head_len && head == m->head;
+}
+
+/*
  * A pid is reused long after its last process wrote its perf map, and
  * nothing removes such files: a map older than the fork belongs to a dead
  * process.  Its bytes count as read already, so that only what the new
@@ -147,6 +184,7 @@ static void pmap_skip_stale(struct sp_recorder *r, struct rec_pmap *m,
 	char path[4096];
 	struct stat st;
 	uint64_t mtime;
+	int fd;
 
 	if (sp_perfmap_path(path, sizeof(path), r->perfmap_dir,
 			    (uint32_t)m->pid) ||
@@ -156,12 +194,18 @@ static void pmap_skip_stale(struct sp_recorder *r, struct rec_pmap *m,
 		(uint64_t)st.st_mtim.tv_nsec;
 	if (mtime + PMAP_CLOCK_SLACK_NS >= born)
 		return;
-	m->seen = 1;
-	m->dev = st.st_dev;
-	m->ino = st.st_ino;
-	m->size = st.st_size;
-	m->mtime = st.st_mtim;
-	m->off = st.st_size;
+	fd = sp_perfmap_open(r->perfmap_dir, (uint32_t)m->pid, m->uid, NULL);
+	if (fd < 0)
+		return;
+	if (!pmap_head(fd, st.st_size, &m->head, &m->head_len)) {
+		m->seen = 1;
+		m->dev = st.st_dev;
+		m->ino = st.st_ino;
+		m->size = st.st_size;
+		m->mtime = st.st_mtim;
+		m->off = st.st_size;
+	}
+	close(fd);
 }
 
 void rec_pmap_born(struct sp_recorder *r, pid_t pid, uint64_t time)
@@ -239,13 +283,18 @@ static int pmap_read(struct sp_recorder *r, struct rec_pmap *m)
 	    st.st_size == m->size && st.st_mtim.tv_sec == m->mtime.tv_sec &&
 	    st.st_mtim.tv_nsec == m->mtime.tv_nsec)
 		return 0;
+	fd = sp_perfmap_open(r->perfmap_dir, (uint32_t)m->pid, m->uid, NULL);
+	if (fd < 0)
+		return 0;
 	if (!m->seen || st.st_ino != m->ino || st.st_dev != m->dev ||
-	    st.st_size < m->off) {
+	    st.st_size < m->off ||
+	    (m->off && m->head_len && !pmap_same_head(fd, m))) {
 		/* replaced or cut: what we wrote is stale (a stale map we
 		 * skipped, pmap_skip_stale(), was never written) */
 		if (m->written)
 			flags = SP_PERFMAP_RESET;
 		m->off = 0;
+		m->head_len = 0;
 	}
 	m->seen = 1;
 	m->dev = st.st_dev;
@@ -254,11 +303,10 @@ static int pmap_read(struct sp_recorder *r, struct rec_pmap *m)
 	m->mtime = st.st_mtim;
 	from = m->off;
 	want = st.st_size - from;
-	if (want <= 0 && !flags)
+	if (want <= 0 && !flags) {
+		close(fd);
 		return 0;
-	fd = sp_perfmap_open(r->perfmap_dir, (uint32_t)m->pid, m->uid, NULL);
-	if (fd < 0)
-		return 0;
+	}
 	if (want > 0) {
 		buf = malloc((size_t)want);
 		if (!buf) {
@@ -276,11 +324,14 @@ static int pmap_read(struct sp_recorder *r, struct rec_pmap *m)
 			got += (size_t)n;
 		}
 	}
-	close(fd);
 	/* a line still being written waits for the next look */
 	whole = got;
 	while (whole && buf[whole - 1] != '\n')
 		whole--;
+	if (m->head_len < PMAP_HEAD && whole &&
+	    pmap_head(fd, from + (off_t)whole, &m->head, &m->head_len))
+		m->head_len = 0;	/* nothing to tell a rewrite by */
+	close(fd);
 	if (!whole && flags)
 		e = write_perfmap(r, m->pid, flags, "", 0);
 	for (done = 0; !e && done < whole;) {

@@ -242,6 +242,8 @@ struct rec_pmap {
 	dev_t dev;
 	ino_t ino;
 	off_t off;		/* bytes of whole lines already written */
+	uint64_t head;		/* sp_hash_bytes() of the first head_len */
+	size_t head_len;	/* bytes of those off, at most PMAP_HEAD */
 	int written;		/* a PERFMAP of this process is out */
 	off_t size;
 	struct timespec mtime;

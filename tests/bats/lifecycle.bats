@@ -649,24 +649,47 @@ with open(sys.argv[1], "w") as made:
         os.utime(f, (old, old))
         made.write(f + "\n")
 EOF_PY
-	# the command rewrites its map, shorter than the stale one: its lines
-	# are its first PERFMAP, not a reset of lines never written
+	# two processes write their maps over stale ones, one shorter, one
+	# longer (only the first bytes tell it from more of the stale map):
+	# their lines are their first PERFMAP, not a reset of lines never
+	# written.  Each writes once the stream has its exec, so that
+	# sp-record has seen its birth into the stale map by then.
+	cat >"$T/writer.sh" <<'EOF_SH'
+#!/bin/sh
+i=0
+until "$1" "$2" 2>/dev/null | grep -q "^comm $$ $$ .* exec$"; do
+	i=$((i + 1))
+	[ $i -le 3000 ] || { echo "no exec of $$ in $2" >&2; exit 99; }
+	/bin/sleep 0.01
+done
+printf '%s\n' "$3" >/tmp/perf-$$.map
+for i in 1 2 3 4; do /bin/sleep 0.01; done
+echo $$
+EOF_SH
+	chmod +x "$T/writer.sh"
 	run --separate-stderr sp_record -o "$T/s.raw" -- sh -c \
-		'printf "5000 10 fresh\n" >/tmp/perf-$$.map
-		for i in 1 2 3 4; do /bin/sleep 0.01; done; echo $$'
-	pid=$output
+		'"$0" "$1" "$2" "5000 10 fresh" &&
+		 "$0" "$1" "$2" "6000 10 fresh_and_longer_than_stale"' \
+		"$T/writer.sh" "$RAWCHECK" "$T/s.raw"
+	short=${lines[0]} long=${lines[1]}
 	# remove what is still ours before any assertion can fail
 	while read -r f; do
 		grep -qs '^1234 10 stale_' "$f" && rm -f "$f"
 	done <"$T/stale"
-	grep -qsx '5000 10 fresh' "/tmp/perf-$pid.map" && rm -f "/tmp/perf-$pid.map"
+	grep -qsx '5000 10 fresh' "/tmp/perf-$short.map" && rm -f "/tmp/perf-$short.map"
+	grep -qsx '6000 10 fresh_and_longer_than_stale' "/tmp/perf-$long.map" &&
+		rm -f "/tmp/perf-$long.map"
 	assert_success
-	grep -qx "/tmp/perf-$pid.map" "$T/stale" ||
-		fail "the command (PID $pid) was not born into a stale map"
+	for pid in "$short" "$long"; do
+		grep -qx "/tmp/perf-$pid.map" "$T/stale" ||
+			fail "PID $pid was not born into a stale map"
+	done
 	run "$RAWCHECK" "$T/s.raw"
 	refute_output --partial stale_
-	assert_equal "$(grep -A1 "^perfmap $pid " <<<"$output" | tr '\n' ' ')" \
-		"perfmap $pid 0 14 5000 10 fresh "
+	assert_equal "$(grep -A1 "^perfmap $short " <<<"$output" | tr '\n' ' ')" \
+		"perfmap $short 0 14 5000 10 fresh "
+	assert_equal "$(grep -A1 "^perfmap $long " <<<"$output" | tr '\n' ' ')" \
+		"perfmap $long 0 36 6000 10 fresh_and_longer_than_stale "
 }
 
 @test "PERFMAP: appended lines as they come, a rewrite resets, the map may then go" {
@@ -687,12 +710,14 @@ EOF_PY
 		printf "2000 10 two\n20" >>$m; seen "$1" 2
 		printf "00 10 three\n" >>$m; seen "$1" 3
 		printf "4000 10 four\n" >$m.new; mv $m.new $m; seen "$1" 4
+		printf "5000 10 five_written_over_four\n" >$m; seen "$1" 5
 		rm -f $m' "$RAWCHECK" "$T/p.raw"
 	assert_success
 	run "$RAWCHECK" "$T/p.raw"
 	assert_equal "$(grep -m1 '^perfmap' <<<"$output" | sed 's/ [0-9]* / PID /')" 'perfmap PID 0 12'
 	pm=$(grep -A1 '^perfmap' <<<"$output" | grep -v '^--$')
-	exp=$(printf 'one\n' ; printf 'two\n'; printf 'three\n'; printf 'four\n')
+	exp=$(printf 'one\n' ; printf 'two\n'; printf 'three\n'; printf 'four\n'
+	      printf 'five_written_over_four\n')
 	assert_equal "$(grep -v '^perfmap' <<<"$pm" | awk '{ print $3 }')" "$exp"
-	assert_equal "$(grep '^perfmap' <<<"$pm" | awk '{ print $3 }' | tr '\n' ' ')" "0 0 0 1 "
+	assert_equal "$(grep '^perfmap' <<<"$pm" | awk '{ print $3 }' | tr '\n' ' ')" "0 0 0 1 1 "
 }
