@@ -295,7 +295,10 @@ collect_stages() {
 # sp_pipeline OUT RECORD-ARGS... [-- FOLD-ARGS...]
 # Run sp-record | tee OUT.raw | sp-unwind | sp-symbolize | sp-fold > OUT, each
 # stage's stderr in OUT.<stage>.err, the statuses in PIPE_STATUS (by stage
-# name in PIPE_NAMES).  Check them with assert_pipeline_ok.
+# name in PIPE_NAMES).  Check them with assert_pipeline_ok.  sp-record gets
+# a 32 MiB ring (-m 8192; a later -m wins): behind three sanitized stages on
+# a loaded machine it may wait on a full pipe for longer than the default
+# 8 MiB holds at -F 999, and a lost event fails the pipeline.
 sp_pipeline() {
 	local rec=() fold=()
 	PIPE_OUT=$1
@@ -306,7 +309,7 @@ sp_pipeline() {
 	done
 	(($#)) && shift
 	fold=("$@")
-	stage sp-record "$SP_RECORD" "${rec[@]}" |
+	stage sp-record "$SP_RECORD" -m 8192 "${rec[@]}" |
 		stage tee tee "$PIPE_OUT.raw" |
 		stage sp-unwind "$SP_UNWIND" |
 		stage sp-symbolize "$SP_SYMBOLIZE" |

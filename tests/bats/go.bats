@@ -44,7 +44,7 @@ go_build() {
 go_record() {
 	local name=$1
 	PIPE_OUT=$D/$name.folded
-	WL_CLOCK=cpu stage sp-record "$SP_RECORD" -F 999 -- "$GODIR/$name/wl-go" 2 1 |
+	WL_CLOCK=cpu stage sp-record "$SP_RECORD" -F 999 -m 8192 -- "$GODIR/$name/wl-go" 2 1 |
 		stage sp-unwind "$SP_UNWIND" |
 		stage tee-unw tee "$D/$name.unw" |
 		stage sp-symbolize "$SP_SYMBOLIZE" --no-inline |
