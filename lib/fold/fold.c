@@ -572,9 +572,11 @@ static int same_frames(const struct sp_fold *f, uint32_t a, uint32_t b)
 {
 	const struct sp_fold_stack *x = &f->stacks[a], *y = &f->stacks[b];
 
+	/* no frames: frame_ids may still be NULL, which memcmp may not get */
 	return a == b || (x->n == y->n &&
-			  !memcmp(f->frame_ids + x->off, f->frame_ids + y->off,
-				  x->n * sizeof(*f->frame_ids)));
+			  (!x->n || !memcmp(f->frame_ids + x->off,
+					    f->frame_ids + y->off,
+					    x->n * sizeof(*f->frame_ids))));
 }
 
 static int count_timeline(struct sp_fold *f, const struct sp_st_sample *sa,

@@ -243,7 +243,7 @@ size_t sp_ksym_record_name(const struct sp_ksym *s, char *buf, size_t n)
 	int len = s->module ? snprintf(buf, n, "%s %s", s->name, s->module) :
 			      snprintf(buf, n, "%s", s->name);
 
-	if (len < 0)
-		return 0;
+	if (len < 0 || !n)
+		return 0;	/* nothing written, not even the NUL */
 	return (size_t)len < n ? (size_t)len : n - 1;
 }

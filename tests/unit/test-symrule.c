@@ -88,6 +88,10 @@ static void test_kallsyms(void)
 	      !strcmp(s->module, "[nvme]") && s->size == 0);
 	CHECK(sp_ksym_record_name(s, name, sizeof(name)) == 15);
 	CHECK_STR(name, "nvme_irq [nvme]");
+	/* cut: what fits; no room at all: nothing */
+	CHECK(sp_ksym_record_name(s, name, 5) == 4);
+	CHECK_STR(name, "nvme");
+	CHECK(sp_ksym_record_name(s, name, 0) == 0);
 	/* sizes run to the next address listed, padding included */
 	s = sp_ksyms_lookup(k, 0xffffffff81d7d3a0, 1);
 	CHECK(s && s->size == 0x10 && !s->module);
