@@ -160,7 +160,7 @@ $(TOOL_BINS):
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(O)/build/unit/%: tests/unit/%.c tests/unit/unit.h $(LIB_A)
+$(O)/build/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/records.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Itests/unit -o $@ $< $(LIB_A) $(LDLIBS)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "format/alive.h"
+#include "records.h"
 #include "unit.h"
 
 #define S 1000000000ull		/* a second of stream time */
@@ -25,27 +26,16 @@ static void on_forget(void *arg, uint32_t pid)
 static void task(struct sp_alive *a, int type, uint64_t time, uint32_t pid,
 		 uint32_t ppid, uint32_t tid, uint32_t flags)
 {
-	struct sp_task_rec t = { { (uint32_t)type, sizeof(t) } };
+	struct sp_task_rec t = unit_task_rec(type, time, pid, ppid, tid, flags);
 
-	t.time = time;
-	t.pid = pid;
-	t.ppid = ppid;
-	t.tid = tid;
-	t.ptid = ppid;
-	t.flags = flags;
 	CHECK(sp_alive_apply(a, &t.hdr) == 0);
 }
 
 static void comm(struct sp_alive *a, uint64_t time, uint32_t pid,
 		 uint32_t tid, uint32_t flags)
 {
-	struct sp_comm_rec c = { { SP_REC_COMM, sizeof(c) } };
+	struct sp_comm_rec c = unit_comm_rec(time, pid, tid, flags, "t");
 
-	c.time = time;
-	c.pid = pid;
-	c.tid = tid;
-	c.flags = flags;
-	strcpy(c.comm, "t");
 	CHECK(sp_alive_apply(a, &c.hdr) == 0);
 }
 

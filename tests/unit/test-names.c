@@ -442,16 +442,6 @@ static void test_unchanged(void)
 	SHORT(NULL, "");
 }
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
 /* name in a buffer of its exact size, so that ASan sees any over-read */
 static void probe(const char *name, size_t len)
 {
@@ -510,9 +500,9 @@ static void test_garbage(void)
 		for (len = 0; len <= strlen(names[i]); len++)
 			probe(names[i], len);
 	for (i = 0; i < 20000; i++) {
-		n = next() % 24;
+		n = unit_rand() % 24;
 		for (len = 0, j = 0; j < n; j++) {
-			const char *t = toks[next() % (sizeof(toks) /
+			const char *t = toks[unit_rand() % (sizeof(toks) /
 						       sizeof(toks[0]))];
 
 			memcpy(buf + len, t, strlen(t));
@@ -521,9 +511,9 @@ static void test_garbage(void)
 		probe(buf, len);
 	}
 	for (i = 0; i < 20000; i++) {
-		len = next() % 64;
+		len = unit_rand() % 64;
 		for (j = 0; j < len; j++)
-			buf[j] = (char)(1 + next() % 255);
+			buf[j] = (char)(1 + unit_rand() % 255);
 		probe(buf, len);
 	}
 }

@@ -25,16 +25,6 @@ struct line {
 static struct line lines[MAXL];
 static size_t nlines;
 
-static uint64_t rnd_state = 88172645463325252ull;
-
-static uint64_t rnd(void)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
-}
-
 static int line_cmp(const void *a, const void *b)
 {
 	const struct line *x = a, *y = b;
@@ -68,29 +58,29 @@ static void make_lines(size_t n, int kind)
 		struct line *l = &lines[i];
 
 		l->seq = (uint32_t)i + 1;
-		switch (kind == 0 ? 0 : rnd() % 8) {
+		switch (kind == 0 ? 0 : unit_rand() % 8) {
 		case 0: case 1: case 2:	/* the next function of the JIT */
 			l->start = at;
-			l->size = 0x10 + rnd() % 0x200;
-			at += l->size + rnd() % 0x40;
+			l->size = 0x10 + unit_rand() % 0x200;
+			at += l->size + unit_rand() % 0x40;
 			break;
 		case 3: case 4:		/* memory used again */
-			l->start = 0x40000000 + rnd() % (at - 0x40000000 + 1);
-			l->size = 1 + rnd() % 0x400;
+			l->start = 0x40000000 + unit_rand() % (at - 0x40000000 + 1);
+			l->size = 1 + unit_rand() % 0x400;
 			break;
 		case 5:			/* one name for a big region */
-			l->start = 0x40000000 - rnd() % 0x1000;
-			l->size = 0x100000 + rnd() % 0x1000000;
+			l->start = 0x40000000 - unit_rand() % 0x1000;
+			l->size = 0x100000 + unit_rand() % 0x1000000;
 			break;
 		case 6:			/* the same start twice */
-			*l = lines[i ? rnd() % i : 0];
+			*l = lines[i ? unit_rand() % i : 0];
 			l->seq = (uint32_t)i + 1;
 			if (!l->size)
 				l->size = 1;
 			break;
 		default:		/* up to the top of the address space */
-			l->start = UINT64_MAX - rnd() % 0x100;
-			l->size = 1 + rnd() % 0x200;
+			l->start = UINT64_MAX - unit_rand() % 0x100;
+			l->size = 1 + unit_rand() % 0x200;
 			break;
 		}
 	}
@@ -161,7 +151,7 @@ static void one_map(size_t n, int kind)
 
 	/* the same lines, a few at a time */
 	for (from = 0; from < n; from = to) {
-		to = from + 1 + rnd() % 40;
+		to = from + 1 + unit_rand() % 40;
 		if (to > n)
 			to = n;
 		text = map_text(from, to, &len);
@@ -193,6 +183,6 @@ int main(void)
 
 	one_map(MAXL, 0);
 	for (round = 0; round < 40; round++)
-		one_map(1 + rnd() % MAXL, 1);
+		one_map(1 + unit_rand() % MAXL, 1);
 	return unit_done("test-perfmap");
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "elf/procs.h"
+#include "records.h"
 #include "unit.h"
 
 static char exe[4096];
@@ -33,38 +34,24 @@ static void mmap_rec(struct sp_procs *p, uint32_t pid, uint64_t start,
 static void comm_rec(struct sp_procs *p, uint32_t pid, const char *name,
 		     uint32_t flags)
 {
-	struct sp_comm_rec c = { { SP_REC_COMM, sizeof(c) } };
+	struct sp_comm_rec c = unit_comm_rec(0, pid, pid, flags, name);
 
-	c.pid = c.tid = pid;
-	c.flags = flags;
-	strncpy(c.comm, name, sizeof(c.comm) - 1);
 	CHECK(sp_procs_apply(p, &c.hdr) == 0);
 }
 
 static void task_rec(struct sp_procs *p, int type, uint64_t time,
 		     uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t flags)
 {
-	struct sp_task_rec t = { { (uint32_t)type, sizeof(t) } };
+	struct sp_task_rec t = unit_task_rec(type, time, pid, ppid, tid, flags);
 
-	t.time = time;
-	t.pid = pid;
-	t.ppid = ppid;
-	t.tid = tid;
-	t.ptid = ppid;
-	t.flags = flags;
 	CHECK(sp_procs_apply(p, &t.hdr) == 0);
 }
 
 static void thread_comm(struct sp_procs *p, uint64_t time, uint32_t pid,
 			uint32_t tid, uint32_t flags)
 {
-	struct sp_comm_rec c = { { SP_REC_COMM, sizeof(c) } };
+	struct sp_comm_rec c = unit_comm_rec(time, pid, tid, flags, "t");
 
-	c.time = time;
-	c.pid = pid;
-	c.tid = tid;
-	c.flags = flags;
-	strcpy(c.comm, "t");
 	CHECK(sp_procs_apply(p, &c.hdr) == 0);
 }
 

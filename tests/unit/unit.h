@@ -29,6 +29,17 @@ static int unit_pass, unit_fail;
 	} \
 } while (0)
 
+/* xorshift64: numbers that look random and are the same on every run. */
+static inline unsigned long long unit_rand(void)
+{
+	static unsigned long long x = 0x9e3779b97f4a7c15ull;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return x;
+}
+
 /* Print "NAME: N passed, N failed" and return the exit status. */
 static inline int unit_done(const char *name)
 {
