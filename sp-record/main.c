@@ -431,6 +431,10 @@ static void end_recording(int *lost)
 			(unsigned long long)st.deep,
 			(unsigned long long)st.tail_bytes,
 			(unsigned long long)st.tails_changed);
+	if (!e && st.tails_denied)
+		sp_warn("stack tails: %llu not read, their stacks cut: %s",
+			(unsigned long long)st.tails_denied,
+			st.tails_denied_why);
 	if (!e) {
 		if (st.lost)
 			sp_warn("%llu samples, %llu lost events, %llu threads, %.2f s; raise -m or lower -F to lose none",

@@ -264,11 +264,12 @@ static void explain_profile(struct text *t, const struct sp_perm *p, int err)
 		put(t, "): a security module (SELinux, AppArmor) or a seccomp filter may forbid it");
 }
 
-static void explain_trace(struct text *t, const struct sp_perm *p)
+static void explain_trace(struct text *t, const struct sp_perm *p,
+			  enum sp_perm_op op)
 {
 	int cap = has(p, SP_CAP_SYS_PTRACE);
 
-	if (p->tracer > 0) {
+	if (op == SP_PERM_TRACE && p->tracer > 0) {
 		put(t, "thread %d is traced by process %d already (a debugger?), and a thread has one tracer at most",
 		    (int)p->tid, (int)p->tracer);
 		return;
@@ -331,11 +332,11 @@ const char *sp_perm_explain(const struct sp_perm *p, enum sp_perm_op op,
 	if (!size)
 		return buf;
 	buf[0] = 0;
-	put(&t, "%s was denied: ",
-	    op == SP_PERM_TRACE ? "ptrace" : "perf_event_open");
-	if (op == SP_PERM_TRACE)
-		explain_trace(&t, p);
-	else
+	put(&t, "%s was denied: ", op == SP_PERM_TRACE ? "ptrace" :
+	    op == SP_PERM_READ_MEMORY ? "process_vm_readv" : "perf_event_open");
+	if (op == SP_PERM_PROFILE)
 		explain_profile(&t, p, err < 0 ? err : -err);
+	else
+		explain_trace(&t, p, op);
 	return buf;
 }

@@ -371,6 +371,8 @@ void sp_recorder_stats(const struct sp_recorder *r, struct sp_record_stats *st)
 	st->deep = r->tail.deep;
 	st->tails = r->tail.captured;
 	st->tails_changed = r->tail.changed;
+	st->tails_denied = r->tail.denied;
+	st->tails_denied_why = r->tail.denied_why;
 	st->tail_bytes = r->tail.bytes;
 	st->kept = r->keep.kept;
 	st->kept_bytes = r->keep.kept_bytes;

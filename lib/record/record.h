@@ -130,6 +130,9 @@ struct sp_record_stats {
 				   top of their stack */
 	uint64_t tails;		/* of them, finished by a stack tail */
 	uint64_t tails_changed;	/* no tail: the stack at the seam had changed */
+	uint64_t tails_denied;	/* no tail: reading the process was denied */
+	const char *tails_denied_why;	/* why, in words (os/perm.h); lives
+					   as long as the recorder */
 	uint64_t tail_bytes;	/* bytes of TAIL records written */
 	uint64_t kept;		/* binaries copied into the build-id cache */
 	uint64_t kept_bytes;

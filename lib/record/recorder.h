@@ -315,6 +315,8 @@ struct rec_tail {
 	uint64_t changed;	/* not kept: the bytes at the seam changed */
 	uint64_t unread;	/* not kept: unreadable, or no return address
 				   in the overlap */
+	uint64_t denied;	/* of unread: the kernel would not let us */
+	char denied_why[512];	/* sp_perm_explain() of the first denial */
 	uint64_t bytes;		/* of the TAIL records written */
 };
 

@@ -35,6 +35,7 @@
 #include <sys/uio.h>
 
 #include "base/grow.h"
+#include "os/perm.h"
 #include "os/procfs.h"
 #include "recorder.h"
 
@@ -222,6 +223,22 @@ static uint32_t overlap(const struct tail_proc *p, const uint8_t *stack,
 	return 0;
 }
 
+/*
+ * The kernel would not let us read thread tid of pid (Yama's ptrace scope,
+ * a security module): count it, and say why once, while the process is
+ * there to be asked about.
+ */
+static void denied(struct rec_tail *t, uint32_t pid, uint32_t tid, int err)
+{
+	struct sp_perm perm;
+
+	if (!t->denied++) {
+		sp_perm_read(&perm, (pid_t)pid, (pid_t)tid);
+		sp_perm_explain(&perm, SP_PERM_READ_MEMORY, err, t->denied_why,
+				sizeof(t->denied_why));
+	}
+}
+
 int rec_tail_capture(struct sp_recorder *r, uint32_t pid, uint32_t tid,
 		     uint64_t time, const uint8_t *regs, const uint8_t *stack,
 		     uint32_t len)
@@ -280,6 +297,8 @@ int rec_tail_capture(struct sp_recorder *r, uint32_t pid, uint32_t tid,
 	t->local[k].iov_len = ov;
 	k++;
 	n = process_vm_readv((pid_t)pid, t->local, k, t->remote, k, 0);
+	if (n < 0 && (errno == EPERM || errno == EACCES))
+		denied(t, pid, tid, -errno);
 	if (n != (ssize_t)(2 * ov + want)) {
 		/* gone, not permitted, or the maps have changed */
 		p->stale = 1;

@@ -40,7 +40,7 @@ unwind_counts() {
 tail_counts() {
 	local line
 	TAILS=0 DEEP=0 TAIL_BYTES=0 CHANGED=0
-	line=$(grep '^sp-record: stack tails: ' "$1") || return 0
+	line=$(grep '^sp-record: stack tails: [0-9]* of ' "$1") || return 0
 	[[ $line =~ $TAILS_RE ]] || fail "bad stack-tail line: $line"
 	TAILS=${BASH_REMATCH[1]} DEEP=${BASH_REMATCH[2]}
 	TAIL_BYTES=${BASH_REMATCH[3]} CHANGED=${BASH_REMATCH[4]}
@@ -157,6 +157,55 @@ wl_tail_chains() {
 	unwind_counts "$T/off.raw"
 	((SAMPLES >= 250)) || fail "only $SAMPLES samples"
 	((SPLICED == 0)) || fail "$SPLICED stacks spliced with tails off"
+	((TRUNCATED * 100 >= SAMPLES * 90)) ||
+		fail "only $TRUNCATED of $SAMPLES samples truncated"
+}
+
+@test "stack tails: a recorder not let read the process says why, its stacks cut" {
+	# sp-record under a seccomp filter that answers process_vm_readv(2)
+	# with EPERM, as Yama's ptrace scope or a security module may
+	cat >"$T/noreadv.c" <<'C'
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+int main(int argc, char **argv)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	(void)argc;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return 125;
+	execv(getenv("NOREADV_EXEC"), argv);
+	return 126;
+}
+C
+	[[ $(uname -m) == x86_64 ]] || skip "the filter is written for x86_64"
+	cc -O2 -o "$T/noreadv" "$T/noreadv.c"
+	WL_CLOCK=cpu start_target --go wl-tail 1 "$DEPTH"
+	NOREADV_EXEC=$SP_RECORD SP_RECORD=$T/noreadv \
+		record_released "$T/denied.raw" -F 499
+	assert_success
+	grep -Eq '^sp-record: stack tails: [0-9]+ not read, their stacks cut: process_vm_readv was denied: .*seccomp filter may forbid it$' <<<"$output" ||
+		fail "no word of the denial: $output"
+	tail_counts "$T/denied.raw.err"
+	((DEEP >= 250 && TAILS == 0)) ||
+		fail "$TAILS tails of $DEEP deep stacks"
+	assert_equal "$(raw_count "$T/denied.raw" 13) TAIL records" "0 TAIL records"
+	unwind_counts "$T/denied.raw"
 	((TRUNCATED * 100 >= SAMPLES * 90)) ||
 		fail "only $TRUNCATED of $SAMPLES samples truncated"
 }

@@ -189,6 +189,23 @@ static void test_trace(void)
 	LACKS(profile(&p, -EACCES), "ptrace_scope");
 }
 
+/* Reading another process's memory (stack tails): ptrace's rules. */
+static void test_read_memory(void)
+{
+	struct sp_perm p = base();
+	const char *s;
+
+	/* a debugger there already stops ptrace, not process_vm_readv */
+	p.tracer = 77;
+	p.ptrace_scope = 1;
+	s = sp_perm_explain(&p, SP_PERM_READ_MEMORY, -EPERM, buf, sizeof(buf));
+	HAS(s, "process_vm_readv was denied: kernel.yama.ptrace_scope is 1, which allows ptrace of one's own descendants only");
+	LACKS(s, "tracer");
+	p.uid = 65534;
+	s = sp_perm_explain(&p, SP_PERM_READ_MEMORY, -EPERM, buf, sizeof(buf));
+	HAS(s, "process_vm_readv was denied: process 42 belongs to uid 1000");
+}
+
 static void test_cut(void)
 {
 	struct sp_perm p = base();
@@ -226,6 +243,7 @@ int main(void)
 	test_dumpable();
 	test_seccomp();
 	test_trace();
+	test_read_memory();
 	test_cut();
 	test_read_self();
 	return unit_done("test-perm");
