@@ -98,24 +98,51 @@ struct sp_symtab *sp_symtab_from(const struct sp_sym *v, size_t n)
 	return rank(t, got);
 }
 
+/*
+ * Rank the new candidates alone and merge the two tables: at an address
+ * both hold, the better of the two winners wins, as it would have had
+ * they all been ranked together.  Adding a binary's PLT stubs costs their
+ * own sort, not the symbol table's again.
+ */
 int sp_symtab_add(struct sp_symtab *t, const struct sp_sym *v, size_t n)
 {
+	struct sp_symtab *add = alloc(n);
 	struct sp_sym *syms;
-	size_t i, got = t->n;
+	size_t i = 0, j = 0, k = 0, got = 0;
 
-	if (!n)
-		return 0;
-	if (n > SIZE_MAX / sizeof(*syms) - t->n)
+	if (!add)
 		return -ENOMEM;
-	syms = realloc(t->syms, (t->n + n) * sizeof(*syms));
-	if (!syms)
-		return -ENOMEM;
-	t->syms = syms;
 	for (i = 0; i < n; i++)
 		if (wanted(&v[i]))
-			syms[got++] = v[i];
-	if (got)
-		rank(t, got);
+			add->syms[got++] = v[i];
+	add = rank(add, got);
+	if (!add)
+		return 0;
+	if (add->n > SIZE_MAX / sizeof(*syms) - t->n ||
+	    !(syms = malloc((t->n + add->n) * sizeof(*syms)))) {
+		sp_symtab_free(add);
+		return -ENOMEM;
+	}
+	for (i = 0; i < t->n || j < add->n; ) {
+		const struct sp_sym *a = i < t->n ? &t->syms[i] : NULL;
+		const struct sp_sym *b = j < add->n ? &add->syms[j] : NULL;
+
+		if (b && (!a || b->start < a->start)) {
+			syms[k++] = *b;
+			j++;
+		} else if (a && (!b || a->start < b->start)) {
+			syms[k++] = *a;
+			i++;
+		} else {
+			syms[k++] = sym_cmp(a, b) <= 0 ? *a : *b;
+			i++;
+			j++;
+		}
+	}
+	free(t->syms);
+	t->syms = syms;
+	t->n = k;
+	sp_symtab_free(add);
 	return 0;
 }
 

@@ -154,6 +154,55 @@ static void test_kallsyms_hidden(void)
 	sp_ksyms_free(k);
 }
 
+/*
+ * Candidates added to a ranked table (PLT stubs to a symbol table) give
+ * the table that ranking them all together gives: random aliases, ranks,
+ * sizes and names at a few shared addresses.
+ */
+static void test_symtab_add(void)
+{
+	static const char *names[] = { "a", "_a", "__a", "b", "__b", "c_long",
+				       "x", "_x", "" };
+	struct sp_sym v[200];
+	int round, i, same;
+
+	for (round = 0; round < 200; round++) {
+		size_t n = 1 + unit_rand() % 200, cut = unit_rand() % (n + 1);
+		struct sp_symtab *whole, *parts;
+		uint64_t a;
+
+		for (i = 0; i < (int)n; i++)
+			v[i] = (struct sp_sym){ .start = 0x1000 + 0x10 * (unit_rand() % 40),
+				.size = unit_rand() % 3 ? 0 : 1 + unit_rand() % 0x30,
+				.name = names[unit_rand() % 9],
+				.rank = (uint8_t)(unit_rand() % 4),
+				.span = (uint32_t)(unit_rand() % 2 ? 0 : 8) };
+		whole = sp_symtab_from(v, n);
+		parts = sp_symtab_from(v, cut);
+		if (!parts) {
+			/* nothing wanted in the first part: all of it from the rest */
+			parts = sp_symtab_from(v + cut, n - cut);
+		} else {
+			CHECK(sp_symtab_add(parts, v + cut, n - cut) == 0);
+		}
+		CHECK(sp_symtab_count(whole) == sp_symtab_count(parts));
+		same = 1;
+		for (a = 0x1000; a < 0x1000 + 0x10 * 40; a += 0x10) {
+			const struct sp_sym *x = sp_symtab_at(whole, a);
+			const struct sp_sym *y = sp_symtab_at(parts, a);
+
+			if (!x != !y || (x && (x->name != y->name ||
+					       x->size != y->size ||
+					       x->rank != y->rank ||
+					       x->span != y->span)))
+				same = 0;
+		}
+		CHECK(same);
+		sp_symtab_free(whole);
+		sp_symtab_free(parts);
+	}
+}
+
 static const char *ename(const struct sp_symtab *t, uint64_t addr, int precise,
 			 uint64_t *at)
 {
@@ -244,6 +293,7 @@ int main(void)
 	test_capture_agrees();
 	test_kallsyms_hidden();
 	test_elf_symtab();
+	test_symtab_add();
 	test_perfmap();
 	unlink(path);
 	return unit_done("test-symrule");
