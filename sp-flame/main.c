@@ -268,6 +268,7 @@ int main(int argc, char **argv)
 
 	/* a closed pipe shows up as EPIPE from the writes */
 	signal(SIGPIPE, SIG_IGN);
+	sp_finish_on_terminal_signals();
 	flame = sp_flame_new(opt.flags);
 	if (!flame)
 		sp_die("out of memory");

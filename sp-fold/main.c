@@ -146,6 +146,7 @@ int main(int argc, char **argv)
 
 	/* a closed pipe shows up as EPIPE from the writes */
 	signal(SIGPIPE, SIG_IGN);
+	sp_finish_on_terminal_signals();
 	fp = sp_open_text_input(opt.input, opt.output);
 	if (!fp)
 		sp_die("cannot open '%s': %s", opt.input, strerror(errno));

@@ -89,10 +89,15 @@ static int devnull = -1;
 /*
  * End the input at SIGINT, SIGTERM or SIGHUP (a closed terminal): sp_in
  * retries an interrupted read(), which then reads /dev/null and sees the
- * end; what was read is kept.
+ * end; what was read is kept.  A terminal's first ^C or hang-up, which
+ * reached sp-record too, lets it end the stream instead, as the other
+ * stages do (sp_finish_on_terminal_signals()).
  */
-static void on_signal(int sig)
+static void on_signal(int sig, siginfo_t *si, void *ctx)
 {
+	(void)ctx;
+	if (sp_terminal_signal_deferred(sig, si))
+		return;
 	stop = sig;
 	if (devnull >= 0)
 		dup2(devnull, 0);
@@ -136,7 +141,8 @@ static void start_flusher(struct sp_spool_writer *w, pthread_t *th)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;	/* no SA_RESTART */
+	sa.sa_sigaction = on_signal;	/* no SA_RESTART */
+	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -204,6 +204,7 @@ int main(int argc, char **argv)
 		opt.input = argv[optind];
 
 	signal(SIGPIPE, SIG_IGN);
+	sp_finish_on_terminal_signals();
 	in = sp_open_stream(opt.input, SP_UNW_MAGIC, SP_UNW_VERSION, &hdr,
 			    sizeof(hdr), SP_UNW_HEADER_MIN);
 	cache = sp_elf_cache_new();

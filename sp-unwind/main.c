@@ -137,6 +137,7 @@ int main(int argc, char **argv)
 	if (argc - optind == 1)
 		opt.input = argv[optind];
 	signal(SIGPIPE, SIG_IGN);
+	sp_finish_on_terminal_signals();
 
 	in = sp_open_stream(opt.input, SP_RAW_MAGIC, SP_RAW_VERSION, &rh,
 			    sizeof(rh), SP_RAW_HEADER_MIN);

@@ -3,10 +3,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/err.h"
@@ -218,6 +221,64 @@ int sp_stdout_done(void)
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return SP_EXIT_OK;
 	sp_die("cannot write 'stdout': %s", strerror(errno ? errno : EIO));
+}
+
+/* ^C at the terminal ------------------------------------------------------- */
+
+int sp_terminal_signal_deferred(int sig, const siginfo_t *si)
+{
+	static volatile sig_atomic_t deferred;
+	struct stat st;
+
+	if ((sig != SIGINT && sig != SIGHUP) || si->si_code != SI_KERNEL ||
+	    deferred || fstat(STDIN_FILENO, &st) ||
+	    !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		return 0;
+	deferred = 1;
+	return 1;
+}
+
+static sigset_t terminal_sigs;
+
+static void *take_signals(void *arg)
+{
+	sigset_t one;
+	siginfo_t si;
+	int sig;
+
+	(void)arg;
+	for (;;) {
+		sig = sigwaitinfo(&terminal_sigs, &si);
+		if (sig < 0 || sp_terminal_signal_deferred(sig, &si))
+			continue;
+		/* what the signal would have done had it not been blocked */
+		signal(sig, SIG_DFL);
+		sigemptyset(&one);
+		sigaddset(&one, sig);
+		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+		raise(sig);
+		_exit(128 + sig);
+	}
+	return NULL;
+}
+
+void sp_finish_on_terminal_signals(void)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int e;
+
+	sigemptyset(&terminal_sigs);
+	sigaddset(&terminal_sigs, SIGINT);
+	sigaddset(&terminal_sigs, SIGHUP);
+	if (pthread_sigmask(SIG_BLOCK, &terminal_sigs, NULL))
+		return;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	e = pthread_create(&t, &attr, take_signals, NULL);
+	pthread_attr_destroy(&attr);
+	if (e)	/* no thread: the signals do as they always did */
+		pthread_sigmask(SIG_UNBLOCK, &terminal_sigs, NULL);
 }
 
 /* Waiting for input and for the reader ------------------------------------ */

@@ -7,6 +7,7 @@
 #ifndef SP_CLI_H
 #define SP_CLI_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -108,6 +109,28 @@ void sp_wait_input(int in_fd, int pipe_fd);
  * next write), then sp_wait_input() on out.  For one pair per program.
  */
 void sp_pace_output(struct sp_in *in, struct sp_out *out);
+
+/*
+ * A ^C at a terminal, or the terminal closing, signals every process of
+ * the foreground pipeline at once: sp-record then ends its stream, and the
+ * stages after it should finish from what it wrote, not die with their
+ * output half made.  For a stage that reads another's output, first thing
+ * in main: when its standard input is a pipe, FIFO or socket, the first
+ * SIGINT or SIGHUP that came from the terminal (si_code SI_KERNEL, sent to
+ * the whole group) is let go, and the stage reads on to the end of its
+ * input; a second one, or one sent with kill(2) (to this stage alone),
+ * ends the stage as the default action does (128 + N).  The signals are
+ * blocked in every thread and taken by one thread of their own, so the
+ * stage catches none (sp-unwind/nosigmask.c depends on that).
+ */
+void sp_finish_on_terminal_signals(void);
+
+/*
+ * Whether signal sig, described by si, is the first from a terminal to a
+ * stage whose standard input is a pipe, FIFO or socket, and so to let go,
+ * as above; for a stage with a handler of its own.  Async-signal-safe.
+ */
+int sp_terminal_signal_deferred(int sig, const siginfo_t *si);
 
 /*
  * Open the text input path ("-": standard input) for stdio.  When output

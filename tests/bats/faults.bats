@@ -441,6 +441,81 @@ signal_to_stage() {
 	assert_target_runs "$TARGET_PID"
 }
 
+# ctrl_c PIPELINE: run the bash text PIPELINE on a pseudo-terminal of its
+# own, as a shell runs what is typed at it, and once $P.raw (which it must
+# write, with tee -i) holds 64 KiB, type ^C: the terminal sends SIGINT to
+# every process of the pipeline at once.  Fails when the pipeline is not
+# over 60 s later.  Its output in $P.tty.
+ctrl_c() {
+	cat >"$T/ctrlc.py" <<'EOF_PY'
+import os, pty, select, signal, sys, time
+raw, script = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    # as at a terminal: what bats ignores is not ignored there
+    for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    os.execvp("bash", ["bash", "-c", script])
+out = open(raw + ".tty", "wb")
+def drain(t):
+    r, _, _ = select.select([fd], [], [], t)
+    if r:
+        try:
+            out.write(os.read(fd, 65536))
+        except OSError:
+            pass
+end = time.time() + 60
+while time.time() < end and (not os.path.exists(raw) or
+                             os.path.getsize(raw) < 65536):
+    drain(0.05)
+os.write(fd, b"\x03")
+while time.time() < end:
+    drain(0.05)
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        sys.exit(os.waitstatus_to_exitcode(status) & 255)
+os.kill(pid, 9)
+sys.exit("the pipeline did not end within 60 s of ^C")
+EOF_PY
+	SP_RECORD=$SP_RECORD SP_UNWIND=$SP_UNWIND SP_SYMBOLIZE=$SP_SYMBOLIZE \
+		SP_FOLD=$SP_FOLD SP_FLAME=$SP_FLAME SP_SPOOL=$SP_SPOOL \
+		python3 "$T/ctrlc.py" "$P.raw" "$1"
+}
+
+@test "^C at the terminal: sp-record ends the stream, every later stage finishes, the profile is whole" {
+	build_fault_workloads
+	need_perf_events
+	start_target wl-single 300
+	P=$T/tty
+	# shellcheck disable=SC2016	# expanded by the shell on the terminal
+	run ctrl_c 'export P="'"$P"'"
+		"$SP_RECORD" -p '"$TARGET_PID"' -F 999 -m 8192 2>"$P.rec.err" |
+		tee -i "$P.raw" | "$SP_UNWIND" 2>"$P.unw.err" |
+		"$SP_SYMBOLIZE" 2>"$P.sym.err" | "$SP_FOLD" 2>"$P.fold.err" |
+		"$SP_FLAME" -o "$P.svg" 2>"$P.flame.err"
+		echo "${PIPESTATUS[*]}" >"$P.status"'
+	assert_success
+	assert_equal "$(cat "$P.status")" "0 0 0 0 0 0"
+	grep -qE '^sp-record: [0-9]+ samples, 0 lost events, 1 threads, ' "$P.rec.err" ||
+		fail "no summary: $(cat "$P.rec.err")"
+	assert_stream "$P.raw"
+	grep -q 'wl-single' "$P.svg" || fail "no wl-single in the flame graph"
+	assert_clean "$P".*.err
+	# the spool of a pipeline ^C ended is whole, not cut
+	P=$T/spool
+	run ctrl_c 'export P="'"$P"'"
+		"$SP_RECORD" -p '"$TARGET_PID"' -F 999 -m 8192 2>"$P.rec.err" |
+		tee -i "$P.raw" | "$SP_UNWIND" 2>"$P.unw.err" |
+		"$SP_SPOOL" write "$P.spool" 2>"$P.spool.err"
+		echo "${PIPESTATUS[*]}" >"$P.status"'
+	assert_success
+	assert_equal "$(cat "$P.status")" "0 0 0 0"
+	run "$SP_SPOOL" verify "$P.spool"
+	assert_success
+	assert_target_runs "$TARGET_PID"
+}
+
 @test "sp-spool write at SIGINT, SIGTERM, SIGHUP: writes what it read, the spool reads as cut with all of it" {
 	local sig n keep got recs
 	# whole records: those before the first SAMPLE and 10000 samples
