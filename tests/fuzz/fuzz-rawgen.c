@@ -704,7 +704,6 @@ static void build(struct gen *g, struct in *in, uint8_t opts)
 
 /* sp-symbolize's side of the pipe, when asked for. */
 struct stages {
-	struct sp_elf_cache *cache;
 	struct sp_procs *procs;
 	struct sp_symbolizer *sym;
 	struct sp_symstream *ss;
@@ -755,8 +754,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!u)
 		abort();
 	if (RAWGEN_SYMBOLIZE) {
-		p.cache = sp_elf_cache_new();
-		p.procs = p.cache ? sp_procs_new(p.cache) : NULL;
+		p.procs = sp_procs_new(fz_elf_cache());
 		p.sym = p.procs ? sp_symbolizer_new(p.procs) : NULL;
 		if (!p.sym || sp_symbolizer_set_kallsyms(p.sym, fz_kallsyms()))
 			abort();
@@ -792,7 +790,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(p.tfd);
 		sp_symbolizer_free(p.sym);
 		sp_procs_free(p.procs);
-		sp_elf_cache_free(p.cache);
 	}
 	sp_in_close(sin);
 	free(g.buf);

@@ -55,7 +55,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sp_symbolize_stats st;
 	struct sp_unw_header hdr;
 	const struct sp_rec_hdr *h;
-	struct sp_elf_cache *cache;
 	struct sp_symbolizer *sym;
 	struct sp_symstream *ss;
 	struct sp_procs *procs;
@@ -79,8 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		flags |= SP_SYM_NO_INLINES;
 	if (size & 4)
 		flags |= SP_SYM_NO_DEMANGLE;
-	cache = sp_elf_cache_new();
-	procs = cache ? sp_procs_new(cache) : NULL;
+	procs = sp_procs_new(fz_elf_cache());
 	sym = procs ? sp_symbolizer_new(procs) : NULL;
 	if (!sym || sp_symbolizer_set_kallsyms(sym, fz_kallsyms()))
 		abort();
@@ -117,7 +115,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sp_symstream_free(ss);
 	sp_symbolizer_free(sym);
 	sp_procs_free(procs);
-	sp_elf_cache_free(cache);
 out:
 	sp_in_close(in);
 	return 0;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/io.h"
+#include "elf/elfcache.h"
 #include "fold/fold.h"
 #include "format/spool.h"
 #include "format/symtext.h"
@@ -71,6 +72,15 @@ const char *fz_kallsyms(void)
 			 fz_memfd((const uint8_t *)kallsyms,
 				  sizeof(kallsyms) - 1));
 	return path;
+}
+
+struct sp_elf_cache *fz_elf_cache(void)
+{
+	static struct sp_elf_cache *cache;
+
+	if (!cache && !(cache = sp_elf_cache_new()))
+		abort();
+	return cache;
 }
 
 struct sp_out *fz_out(void)

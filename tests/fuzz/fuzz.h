@@ -12,7 +12,9 @@
  * never touch a file the input names: the readers are given memory only.
  * The exceptions are the unwinder and the symbolizer, whose job is to open
  * the files a stream names (fuzz-unwound.c, fuzz-rawgen.c): they open them
- * for reading, as the tools do, and write nothing.
+ * for reading, as the tools do, and write nothing; and the symbolizer's
+ * ELF cache (fz_elf_cache()), which sp-symbolize keeps too for every
+ * process of a stream.
  */
 #ifndef SP_FUZZ_H
 #define SP_FUZZ_H
@@ -20,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+struct sp_elf_cache;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -42,6 +46,16 @@ char *fz_strdup(const uint8_t *data, size_t size);
  * read again for every input.
  */
 const char *fz_kallsyms(void);
+
+/*
+ * The ELF cache of every input's symbolizer: made on the first call, kept
+ * to the end.  sp-symbolize keeps one for all the processes of a stream,
+ * so the files it holds are met again by later mappings, as here by later
+ * inputs; what an input makes of them is still all its own (its procs and
+ * symbolizer are new).  Reading the harness's own symbol table afresh for
+ * every input took half of each input's time.
+ */
+struct sp_elf_cache *fz_elf_cache(void);
 
 struct sp_out;
 
