@@ -16,6 +16,7 @@ struct sp_unwstream {
 	sp_unwstream_emit_fn *emit;
 	void *arg;
 	struct sp_elf_cache *cache;
+	int own_cache;		/* made here, freed here */
 	struct sp_procs *procs;
 	struct sp_unwinder *unw;
 	uint32_t last_id;	/* of the stacks of every process */
@@ -35,6 +36,14 @@ struct sp_unwstream {
 struct sp_unwstream *sp_unwstream_new(const struct sp_raw_header *rh,
 				      sp_unwstream_emit_fn *emit, void *arg)
 {
+	return sp_unwstream_new_cached(rh, NULL, emit, arg);
+}
+
+struct sp_unwstream *sp_unwstream_new_cached(const struct sp_raw_header *rh,
+					     struct sp_elf_cache *cache,
+					     sp_unwstream_emit_fn *emit,
+					     void *arg)
+{
 	struct sp_unwstream *u = calloc(1, sizeof(*u));
 
 	if (!u)
@@ -42,7 +51,8 @@ struct sp_unwstream *sp_unwstream_new(const struct sp_raw_header *rh,
 	u->rh = *rh;
 	u->emit = emit;
 	u->arg = arg;
-	u->cache = sp_elf_cache_new();
+	u->own_cache = !cache;
+	u->cache = cache ? cache : sp_elf_cache_new();
 	u->procs = u->cache ? sp_procs_new(u->cache) : NULL;
 	u->unw = u->procs ? sp_unwinder_new(rh) : NULL;
 	u->tails = sp_tails_new();
@@ -64,7 +74,8 @@ void sp_unwstream_free(struct sp_unwstream *u)
 	free(u->missing);
 	sp_unwinder_free(u->unw);
 	sp_procs_free(u->procs);
-	sp_elf_cache_free(u->cache);
+	if (u->own_cache)
+		sp_elf_cache_free(u->cache);
 	free(u);
 }
 

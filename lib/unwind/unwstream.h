@@ -33,6 +33,16 @@ typedef int sp_unwstream_emit_fn(void *arg, const struct sp_rec_hdr *rec);
  */
 struct sp_unwstream *sp_unwstream_new(const struct sp_raw_header *rh,
 				      sp_unwstream_emit_fn *emit, void *arg);
+
+/*
+ * The same, reading the files the stream maps through cache, which the
+ * caller keeps, may give to one stream after another, and frees after the
+ * last (a program that unwinds many streams opens each file once).
+ */
+struct sp_unwstream *sp_unwstream_new_cached(const struct sp_raw_header *rh,
+					     struct sp_elf_cache *cache,
+					     sp_unwstream_emit_fn *emit,
+					     void *arg);
 void sp_unwstream_free(struct sp_unwstream *u);
 
 /* The unwound stream header that goes before the first record. */

@@ -737,6 +737,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sp_raw_header rh;
 	struct sp_unw_header uh;
 	const struct sp_rec_hdr *rec;
+	struct sp_elf_cache *cache;
 	struct sp_unwstream *u;
 	struct sp_in *sin;
 	uint8_t opts;
@@ -750,11 +751,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				 SP_RAW_HEADER_MIN, sizeof(rh)) ||
 	    sp_raw_header_check(&rh))
 		abort();	/* the header is ours: it must pass */
-	u = sp_unwstream_new(&rh, emit, &p);
+	cache = fz_elf_cache();
+	u = sp_unwstream_new_cached(&rh, cache, emit, &p);
 	if (!u)
 		abort();
 	if (RAWGEN_SYMBOLIZE) {
-		p.procs = sp_procs_new(fz_elf_cache());
+		p.procs = sp_procs_new(cache);
 		p.sym = p.procs ? sp_symbolizer_new(p.procs) : NULL;
 		if (!p.sym || sp_symbolizer_set_kallsyms(p.sym, fz_kallsyms()))
 			abort();

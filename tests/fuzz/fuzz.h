@@ -48,12 +48,14 @@ char *fz_strdup(const uint8_t *data, size_t size);
 const char *fz_kallsyms(void);
 
 /*
- * The ELF cache of every input's symbolizer: made on the first call, kept
- * to the end.  sp-symbolize keeps one for all the processes of a stream,
- * so the files it holds are met again by later mappings, as here by later
- * inputs; what an input makes of them is still all its own (its procs and
- * symbolizer are new).  Reading the harness's own symbol table afresh for
- * every input took half of each input's time.
+ * The ELF cache of an input's unwinder and symbolizer; call it once per
+ * input.  sp-unwind and sp-symbolize keep one cache for all the processes
+ * of a stream, so the files it holds are met again by later mappings, as
+ * here by later inputs, while what an input makes of them is still all its
+ * own (its address spaces and symbolizer are new).  Reading the harness's
+ * own symbol table afresh for every input took half of each input's time.
+ * Every 256 inputs it is made anew, so that the paths and images inputs
+ * name cannot pile up in it over a long run.
  */
 struct sp_elf_cache *fz_elf_cache(void);
 
