@@ -15,9 +15,12 @@
  *
  * The blocking only keeps a signal handler from running, and perhaps
  * unwinding, while this thread holds one of those locks; the mutexes still
- * order threads.  sp-unwind catches no signal, so an executable's definition
- * of sigprocmask, which the dynamic linker binds libunwind's calls to,
- * may do nothing.  tests/bats/sp-unwind.bats checks both: that sp-unwind
+ * order threads.  sp-unwind catches no signal (SIGINT and SIGHUP are
+ * blocked and taken by a thread of their own, lib/cli's
+ * sp_finish_on_terminal_signals(); glibc's own 32 and 33, which come with
+ * that thread, only pthread_cancel and set*id send), so an executable's
+ * definition of sigprocmask, which the dynamic linker binds libunwind's
+ * calls to, may do nothing.  tests/bats/sp-unwind.bats checks both: that sp-unwind
  * catches no signal (SigCgt) and that only sp-unwind defines this.
  *
  * Rules that keep it safe:
@@ -25,7 +28,8 @@
  *    defines sigprocmask is pulled into every program that calls it (such
  *    as sp-record through lib/os/launch.c, whose child must really clear its
  *    mask before exec), and libstackpulse.so would impose it on its users;
- *  - sp-unwind installs no signal handler (SIG_IGN and SIG_DFL are fine);
+ *  - sp-unwind installs no signal handler (SIG_IGN and SIG_DFL are fine),
+ *    and neither cancels a thread nor changes its ids;
  *  - code in sp-unwind that must change its mask calls pthread_sigmask,
  *    which this does not replace.
  * Only libunwind-x86_64.so.8 and libunwind.so.8 import sigprocmask among

@@ -197,6 +197,10 @@ EOF
 	((st == 0)) || fail "sp-unwind exited $st"
 	((i < 3000)) || fail "sp-unwind did not wait for more input within 30 s"
 	[[ -s $T/out.unw ]] || fail "sp-unwind wrote nothing"
-	[[ $cgt =~ ^0+$ ]] ||
+	# but glibc's own 32 and 33 (thread cancellation, set*id across
+	# threads), which a program gets with its first thread and which
+	# only pthread_cancel and setuid send
+	((16#$cgt & ~16#180000000)) &&
 		fail "sp-unwind catches signals (SigCgt $cgt): libunwind's signal blocking, a no-op in sp-unwind/nosigmask.c, would be needed"
+	true
 }
