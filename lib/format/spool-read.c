@@ -109,6 +109,9 @@ static ssize_t read_at(struct sp_spool *r, uint64_t off, void *buf, size_t n)
 {
 	size_t got = 0;
 
+	/* past what an off_t holds is past the end of any file */
+	if (off > (uint64_t)INT64_MAX - n)
+		return 0;
 	while (got < n) {
 		ssize_t k = pread(r->fd, (uint8_t *)buf + got, n - got,
 				  (off_t)(off + got));
@@ -136,8 +139,9 @@ static void bad_end_marker(struct sp_spool *r, const struct sp_spool_footer *f,
 	uint8_t *buf;
 	size_t i;
 
-	if (f->trailer_size < min || f->trailer_offset < r->pos ||
-	    f->trailer_offset + f->trailer_size != r->size)
+	if (f->trailer_size < min || f->trailer_size > r->size ||
+	    f->trailer_offset != r->size - f->trailer_size ||
+	    f->trailer_offset < r->pos)
 		return;
 	buf = malloc(f->trailer_size);
 	if (!buf)
@@ -172,8 +176,9 @@ static void load_trailer(struct sp_spool *r)
 	}
 	r->footer_seen = 1;
 	snprintf(r->tr_bad, sizeof(r->tr_bad), "bad trailer size");
-	if (f.trailer_size < min || f.trailer_offset < r->pos ||
-	    f.trailer_offset + f.trailer_size != r->size ||
+	if (f.trailer_size < min || f.trailer_size > r->size ||
+	    f.trailer_offset != r->size - f.trailer_size ||
+	    f.trailer_offset < r->pos ||
 	    (f.trailer_size - min) % sizeof(*r->idx) ||
 	    (f.trailer_size - min) / sizeof(*r->idx) > SP_SPOOL_INDEX_MAX)
 		return;
