@@ -113,29 +113,6 @@ static void usage(void)
 	       SP_RECORD_DEFAULT_PAGES);
 }
 
-/* Bytes with an optional K, M or G (powers of 1024); NULL or why not. */
-static const char *parse_size(const char *s, uint64_t *out)
-{
-	static const char *const why = "must be a number of bytes, with K, M or G";
-	char digits[32];
-	size_t n = strlen(s);
-	unsigned shift = 0;
-	uint64_t v;
-
-	if (n && strchr("KkMmGg", s[n - 1])) {
-		shift = strchr("Kk", s[n - 1]) ? 10 : strchr("Mm", s[n - 1]) ? 20 : 30;
-		n--;
-	}
-	if (!n || n >= sizeof(digits))
-		return why;
-	memcpy(digits, s, n);
-	digits[n] = 0;
-	if (sp_parse_u64(digits, 0, UINT64_MAX >> shift, &v))
-		return why;
-	*out = v << shift;
-	return NULL;
-}
-
 static void add_pids(char *list)
 {
 	char *save = NULL, *s;
@@ -268,7 +245,7 @@ static void parse_options(int argc, char **argv)
 			snprintf(opt.cache_dir, sizeof(opt.cache_dir), "%s", optarg);
 			break;
 		case OPT_CACHE_SIZE:
-			why = parse_size(optarg, &opt.rec.cache_max);
+			why = sp_parse_size(optarg, &opt.rec.cache_max);
 			if (why)
 				sp_usage_error("invalid cache size '%s': %s",
 					       optarg, why);

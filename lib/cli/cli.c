@@ -87,6 +87,28 @@ bad:
 	return msg;
 }
 
+const char *sp_parse_size(const char *s, uint64_t *out)
+{
+	static const char *const why = "must be a number of bytes, with K, M or G";
+	char digits[32];
+	size_t n = strlen(s);
+	unsigned shift = 0;
+	uint64_t v;
+
+	if (n && strchr("KkMmGg", s[n - 1])) {
+		shift = strchr("Kk", s[n - 1]) ? 10 : strchr("Mm", s[n - 1]) ? 20 : 30;
+		n--;
+	}
+	if (!n || n >= sizeof(digits))
+		return why;
+	memcpy(digits, s, n);
+	digits[n] = 0;
+	if (sp_parse_u64(digits, 0, UINT64_MAX >> shift, &v))
+		return why;
+	*out = v << shift;
+	return NULL;
+}
+
 const char *sp_parse_seconds(const char *s, uint64_t *ns)
 {
 	double v;

@@ -42,6 +42,9 @@ void sp_bad_option(char **argv, int c) __attribute__((noreturn));
 const char *sp_parse_u64(const char *s, uint64_t min, uint64_t max,
 			 uint64_t *out);
 
+/* Parse bytes with an optional K, M or G (powers of 1024), as sp_parse_u64(). */
+const char *sp_parse_size(const char *s, uint64_t *out);
+
 /* Parse seconds with an optional fraction ("2.5") into nanoseconds, > 0. */
 const char *sp_parse_seconds(const char *s, uint64_t *ns);
 
