@@ -49,7 +49,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err base/idset \
 	os/perf os/procfs os/launch os/kallsyms os/perfmap os/perm \
 	elf/elfcache elf/symtab elf/plt elf/buildid elf/procs elf/debuginfo \
 	elf/dwarfinfo elf/demangle elf/jitdump elf/gopclntab elf/bidstore \
-	elf/locate \
+	elf/locate elf/symcache \
 	record/record record/events record/convert record/merge record/attach \
 	record/synth record/capture record/stacktail record/keep \
 	unwind/unwind unwind/outermost unwind/gostep unwind/splice unwind/intern \

@@ -11,6 +11,7 @@ static const struct {
 	{ SP_RAW_MAGIC, "raw" },
 	{ SP_UNW_MAGIC, "unwound" },
 	{ SP_SPOOL_MAGIC, "spool" },
+	{ SP_SYMCACHE_MAGIC, "symbol cache" },
 	{ SP_SYMTEXT_MAGIC, "symbolized" },	/* its first 8 bytes */
 };
 

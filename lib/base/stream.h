@@ -26,6 +26,7 @@
 #define SP_RAW_MAGIC		"SPRAW\0\0\0"
 #define SP_UNW_MAGIC		"SPUNWND\0"
 #define SP_SPOOL_MAGIC		"SPSPOOL\0"
+#define SP_SYMCACHE_MAGIC	"SPSYMC\0\0"	/* elf/symcache.h */
 #define SP_SYMTEXT_MAGIC	"# stackpulse symbolized"	/* a text line */
 
 struct sp_stream_header {

@@ -58,8 +58,7 @@ int sp_bidstore_touch(const char *dir, const uint8_t *bid, size_t len)
 	return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
 }
 
-/* mkdir -p of the directories path lies in. */
-static int make_parents(char *path)
+int sp_bidstore_make_parents(char *path)
 {
 	char *p;
 	int e;
@@ -146,7 +145,7 @@ int64_t sp_bidstore_put(const char *dir, const uint8_t *bid, size_t len,
 		return n;
 	if ((size_t)n != len || memcmp(got, bid, len))
 		return -EILSEQ;
-	e = make_parents(path);
+	e = sp_bidstore_make_parents(path);
 	if (e)
 		return e;
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
@@ -226,46 +225,55 @@ static int remove_copy(const char *dir)
 }
 
 /*
- * One copy's directory, DIR/buildid/ab/NAME: note its elf, remove its
- * temporary files that are old enough to have been cut short.
+ * One copy's directory, DIR/buildid/ab/NAME: note what it holds (the elf,
+ * the symbol cache: their bytes, the newest time), remove its temporary
+ * files that are old enough to have been cut short.
  */
 static int note_copy(struct walk *w, const char *dir)
 {
+	static const char *const kept[] = { "elf", "symbols" };
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	struct stat st;
 	char path[4096];
-	int e = 0;
+	struct copy c = { 0 };
+	int held = 0;
+	size_t i, len = 0;
 
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
-		if (!strncmp(de->d_name, "elf.tmp.", 8)) {
-			if (!join(path, sizeof(path), dir, de->d_name) &&
-			    !stat(path, &st) && st.st_mtime + TMP_MAX_AGE < w->now)
+		for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+			len = strlen(kept[i]);
+			if (!strncmp(de->d_name, kept[i], len))
+				break;
+		}
+		if (i == sizeof(kept) / sizeof(kept[0]) ||
+		    join(path, sizeof(path), dir, de->d_name) ||
+		    lstat(path, &st) || !S_ISREG(st.st_mode))
+			continue;
+		if (!strncmp(de->d_name + len, ".tmp.", 5)) {
+			if (st.st_mtime + TMP_MAX_AGE < w->now)
 				unlink(path);
 			continue;
 		}
-		if (strcmp(de->d_name, "elf"))
+		if (de->d_name[len])
 			continue;
-		if (join(path, sizeof(path), dir, "elf") || stat(path, &st) ||
-		    !S_ISREG(st.st_mode))
-			continue;
-		if (SP_GROW(w->v, w->cap, w->n + 1)) {
-			e = -ENOMEM;
-			break;
-		}
-		w->v[w->n].dir = strdup(dir);
-		if (!w->v[w->n].dir) {
-			e = -ENOMEM;
-			break;
-		}
-		w->v[w->n].bytes = (uint64_t)st.st_size;
-		w->v[w->n].mtime = st.st_mtime;
-		w->n++;
+		c.bytes += (uint64_t)st.st_size;
+		if (!held || st.st_mtime > c.mtime)
+			c.mtime = st.st_mtime;
+		held = 1;
 	}
 	closedir(d);
-	return e;
+	if (!held)
+		return 0;
+	if (SP_GROW(w->v, w->cap, w->n + 1))
+		return -ENOMEM;
+	c.dir = strdup(dir);
+	if (!c.dir)
+		return -ENOMEM;
+	w->v[w->n++] = c;
+	return 0;
 }
 
 /* Every copy under DIR/buildid/ab/ for every two-digit ab. */

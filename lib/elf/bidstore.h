@@ -15,8 +15,11 @@
  * DIR by default $XDG_CACHE_HOME/stackpulse (~/.cache/stackpulse).  A copy
  * is written to a temporary file beside its place and renamed into it, so
  * a reader never sees half a file; every reader checks the build-id of what
- * it opens anyway.  A copy's modification time is when it was last written
- * or needed: the store is trimmed to a size by evicting the oldest.
+ * it opens anyway.  The symbol cache (symcache.h) keeps its file for the
+ * build-id in the same directory, DIR/buildid/ab/cdef0123.../symbols.  A
+ * file's modification time is when it was last written or needed: the
+ * store is trimmed to a size by evicting the directories whose newest file
+ * is the oldest.
  */
 #ifndef SP_BIDSTORE_H
 #define SP_BIDSTORE_H
@@ -56,17 +59,27 @@ int sp_bidstore_touch(const char *dir, const uint8_t *bid, size_t len);
 int64_t sp_bidstore_put(const char *dir, const uint8_t *bid, size_t len,
 			int fd);
 
+/*
+ * Make the directories path lies in (mkdir -p of its dirname; path is
+ * changed and restored).  Returns 0 or -errno.
+ */
+int sp_bidstore_make_parents(char *path);
+
+/* What the store may hold unless told otherwise: 1 GiB. */
+#define SP_BIDSTORE_DEFAULT_MAX (1ull << 30)
+
 struct sp_bidstore_usage {
-	uint64_t files, bytes;		/* copies held after the trim */
+	uint64_t files, bytes;		/* build-ids held after the trim */
 	uint64_t evicted, evicted_bytes;
 };
 
 /*
- * Evict copies, the least recently used first, until the store holds at
- * most max bytes, sparing those written or needed at or after keep_since
- * (a CLOCK_REALTIME second: what the caller's recording uses; 0 spares
- * none), which may leave it above max.  Temporary files older than an hour (a copy that was
- * cut short) go too.  Fills *u; returns 0 or -errno (a directory that does
+ * Evict build-ids (the copy and the symbol cache of each), the least
+ * recently used first, until the store holds at most max bytes, sparing
+ * those written or needed at or after keep_since (a CLOCK_REALTIME second:
+ * what the caller's recording uses; 0 spares none), which may leave it
+ * above max.  Temporary files older than an hour (a file that was cut
+ * short) go too.  Fills *u; returns 0 or -errno (a directory that does
  * not exist is an empty store).
  */
 int sp_bidstore_trim(const char *dir, uint64_t max, time_t keep_since,
