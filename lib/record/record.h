@@ -34,6 +34,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "elf/bidstore.h"
+
 struct sp_out;
 
 #define SP_RECORD_KERNEL_OFF	0
@@ -98,7 +100,7 @@ struct sp_record_opts {
 				   copies are evicted */
 };
 
-#define SP_RECORD_DEFAULT_CACHE_MAX	(1ull << 30)
+#define SP_RECORD_DEFAULT_CACHE_MAX	SP_BIDSTORE_DEFAULT_MAX
 
 /*
  * Fill o with the defaults: 99 Hz, 61440 bytes, tails of 262144 bytes,

@@ -93,7 +93,14 @@ struct src_elf {
 	struct sp_u64map index;		/* sp_elf pointer -> modules[] */
 	struct src_module **modules;
 	size_t nmodules, cap_modules;
+	char *cache_dir;		/* of the symbol cache; NULL: none */
 };
+
+/*
+ * Write the symbol cache of every module that answered an address its
+ * cache file did not have (elf/symcache.h).  0, or the first -errno.
+ */
+int src_elf_save(struct sp_symbolizer *s);
 
 int src_elf_add_debug_dir(struct src_elf *e, const char *dir);
 void src_elf_stats(const struct src_elf *e, struct sp_symbolize_stats *st);
@@ -183,6 +190,7 @@ void sym_missing_sample(struct sp_symbolizer *s, uint32_t file);
 void sym_missing_release(struct sym_missing *ms);
 
 /* symbolize.c: the symbolizer and what it offers its sources */
+struct sp_answers;
 struct sp_symbolizer {
 	struct sp_procs *procs;
 	unsigned flags;			/* SP_SYM_* */
@@ -214,6 +222,14 @@ struct sp_symbolizer {
 	struct src_perfmap perfmap;
 	struct sym_missing missing;
 };
+
+/*
+ * The answers s keeps for a cacheable source's table: at[precise] maps a
+ * vaddr to first << 8 | count of its frames in s->pool.  NULL when it has
+ * none.
+ */
+const struct sp_answers *sp_sym_answers(const struct sp_symbolizer *s,
+					const void *table);
 
 /* s's copy of str, living as long as s; NULL when out of memory. */
 const char *sp_sym_intern(struct sp_symbolizer *s, const char *str);

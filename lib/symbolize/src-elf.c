@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* src-elf.c: frames of mapped ELF files: symbol tables, debug files, DWARF. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/grow.h"
 #include "base/symrule.h"
 #include "elf/debuginfo.h"
 #include "elf/dwarfinfo.h"
+#include "elf/symcache.h"
 #include "source.h"
 
 /*
@@ -26,6 +29,17 @@ struct src_module {
 	struct sp_dwarf *dwarf;
 	uint8_t dwarf_origin;
 	const struct sp_gopclntab *go;	/* a Go program's table (src-go.c) */
+	/*
+	 * Found on first use; opened only for an address the symbol cache
+	 * does not answer: MiniDebugInfo, DWARF.
+	 */
+	int opened;
+	Elf *dwarf_elf;			/* the ELF with the module's DWARF */
+	/* the symbol cache of the module's build-id (elf/symcache.h) */
+	uint32_t key;			/* 0: answers not kept */
+	struct sp_symcache *cache;
+	uint64_t hits;			/* answers from the cache */
+	uint64_t computed;		/* answers not from the cache */
 };
 
 void src_elf_release(struct src_elf *e)
@@ -34,8 +48,10 @@ void src_elf_release(struct src_elf *e)
 
 	for (i = 0; i < e->nmodules; i++) {
 		sp_dwarf_free(e->modules[i]->dwarf);
+		sp_symcache_free(e->modules[i]->cache);
 		free(e->modules[i]);
 	}
+	free(e->cache_dir);
 	free(e->modules);
 	sp_u64map_release(&e->index);
 	sp_debug_finder_free(e->finder);
@@ -109,7 +125,44 @@ nomem:
 	return NULL;
 }
 
-/* Find what stands behind a module: debug files, DWARF. */
+/*
+ * How this code names an address, for the symbol cache's key: one more
+ * whenever a change here (or in what it calls: symbol ranking, DWARF,
+ * demangling) answers differently for the same file, so that no cache
+ * written before is used.
+ */
+#define ANSWER_GENERATION 1u
+
+/*
+ * What the answers of a module depend on besides its build-id, for its
+ * symbol cache: this code, the symbolizer's flags and which tables were
+ * found.  0 when they are not to be kept: Go code is named partly by
+ * src-go.c.
+ */
+static uint32_t module_key(const struct sp_symbolizer *s,
+			   const struct src_module *mod)
+{
+	uint32_t key = 1 | ANSWER_GENERATION << 16;
+
+	if (mod->go)
+		return 0;
+	key |= (s->flags & (SP_SYM_NO_LINES | SP_SYM_NO_INLINES |
+			    SP_SYM_NO_DEMANGLE)) << 1;
+	key |= (uint32_t)mod->is_debug << 4;
+	key |= (uint32_t)mod->has_symtab << 5;
+	key |= (uint32_t)mod->dbg_origin << 6;
+	if (mod->dbg && sp_elf_has_section(sp_debugfile_elf(mod->dbg),
+					   ".symtab"))
+		key |= 1u << 11;
+	if (mod->dwarf_elf)
+		key |= (mod->dwarf_elf == sp_elf_handle(mod->elf) ? 1u : 2u) << 12;
+	return key;
+}
+
+/*
+ * Find what stands behind a module (its debug file, where its DWARF is)
+ * and open its symbol cache; the costly parts wait for module_open().
+ */
 static int module_load(struct sp_symbolizer *s, struct src_module *mod,
 		       const struct sp_map *m)
 {
@@ -120,6 +173,10 @@ static int module_load(struct sp_symbolizer *s, struct src_module *mod,
 	int want_dwarf = (s->flags & (SP_SYM_NO_LINES | SP_SYM_NO_INLINES)) !=
 			 (SP_SYM_NO_LINES | SP_SYM_NO_INLINES);
 	Elf *dwarf_elf = NULL;
+	char path[4096];
+	const char *why;
+	uint64_t off;
+	int r;
 
 	mod->loaded = 1;
 	s->st.modules++;
@@ -146,16 +203,40 @@ static int module_load(struct sp_symbolizer *s, struct src_module *mod,
 				dwarf_elf = sp_debugfile_elf(mod->dbg);
 		}
 	}
-	if (!mod->has_symtab && !(mod->dbg && sp_debugfile_symtab(mod->dbg)))
+	mod->dwarf_elf = dwarf_elf;
+	if (!s->elf.cache_dir || m->kind != SP_MAP_FILE || !bid_len)
+		return 0;
+	mod->key = module_key(s, mod);
+	if (!mod->key ||
+	    sp_symcache_path(s->elf.cache_dir, bid, bid_len, path, sizeof(path)))
+		return 0;
+	r = sp_symcache_open(path, bid, bid_len, mod->key, &mod->cache, &why,
+			     &off);
+	if (!r)
+		s->st.symcache_files++;
+	else if (r == -EILSEQ && strstr(why, "(key)"))
+		s->st.symcache_stale++;
+	else if (r == -EILSEQ)
+		s->st.symcache_damaged++;
+	return r == -ENOMEM ? r : 0;
+}
+
+/* Open what module_load() found: MiniDebugInfo, DWARF. */
+static void module_open(struct sp_symbolizer *s, struct src_module *mod)
+{
+	struct sp_debug_finder *f = finder(s);
+	Elf *e = sp_elf_handle(mod->elf);
+
+	mod->opened = 1;
+	if (f && !mod->has_symtab && !(mod->dbg && sp_debugfile_symtab(mod->dbg)))
 		mod->mini = sp_debug_mini(f, sp_elf_path(mod->elf), e);
-	if (dwarf_elf) {
-		mod->dwarf = sp_dwarf_open(dwarf_elf);
-		mod->dwarf_origin = dwarf_elf != e ? mod->dbg_origin :
+	if (mod->dwarf_elf) {
+		mod->dwarf = sp_dwarf_open(mod->dwarf_elf);
+		mod->dwarf_origin = mod->dwarf_elf != e ? mod->dbg_origin :
 				    mod->is_debug ? SP_FO_BUILDID : SP_FO_SYMTAB;
 		if (mod->dwarf)
 			s->st.dwarf_opens++;
 	}
-	return 0;
 }
 
 /*
@@ -251,6 +332,26 @@ static const char *sym_name(struct sp_symbolizer *s,
 	return shown;
 }
 
+/* The n frames of a cache entry in out, their strings made the symbolizer's. */
+static int from_cache(struct sp_symbolizer *s, struct src_module *mod,
+		      struct sp_frame *out, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		out[i].function = sp_sym_intern(s, out[i].function);
+		if (!out[i].function ||
+		    (out[i].symbol &&
+		     !(out[i].symbol = sp_sym_intern(s, out[i].symbol))) ||
+		    (out[i].file && !(out[i].file = sp_sym_intern(s, out[i].file))))
+			return -ENOMEM;
+	}
+	s->st.resolved++;
+	s->st.symcache_hits++;
+	mod->hits++;
+	return (int)n;
+}
+
 /*
  * The inline chain of q->vaddr, innermost first, outermost the function:
  * from DWARF with files and lines, the function's name from the symbol
@@ -270,6 +371,13 @@ static int lookup(struct sp_symbolizer *s, void *table,
 	struct sp_frame cf;
 	int nsrc = 0, i;
 
+	if (mod->cache && (n = sp_symcache_find(mod->cache, q->vaddr,
+						q->precise, out, max)))
+		return from_cache(s, mod, out, n);
+	if (!mod->opened)
+		module_open(s, mod);
+	if (mod->key)
+		mod->computed++;
 	sym = sp_sym_pick(module_find, &ms, q->vaddr, q->precise, &at);
 	/* Go code no symbol names: Go's own table does (src-go.c) */
 	if (!sym && mod->go && src_go_names(mod->go, q))
@@ -349,3 +457,116 @@ const struct sp_source sp_src_elf = {
 	.lookup = lookup,
 	.cacheable = 1,
 };
+
+/*
+ * The answers of mod to keep: those the symbolizer holds, then those of
+ * its cache file it did not ask for again; not those of an address no
+ * symbol names (their name is the mapping's, not the file's).  Into *out,
+ * *n of them, their frames in *buf (both malloc'd).
+ */
+static int module_answers(struct sp_symbolizer *s, struct src_module *mod,
+			  struct sp_symcache_answer **out, size_t *n,
+			  struct sp_frame **buf)
+{
+	const struct sp_answers *a = sp_sym_answers(s, mod);
+	struct sp_symcache_answer *v = NULL;
+	struct sp_frame *fr = NULL;
+	size_t cap = 0, nv = 0, i, nfr = 0, old = 0;
+	unsigned p, j, k;
+	uint64_t vaddr;
+	int precise;
+
+	for (p = 0; a && p < 2; p++)
+		for (i = 0; i < a->at[p].nslots; i++) {
+			const struct sp_u64slot *slot = &a->at[p].slots[i];
+			const struct sp_frame *f;
+
+			if (!slot->used)
+				continue;
+			f = s->pool + (slot->val >> 8);
+			k = (unsigned)(slot->val & 0xff);
+			for (j = 0; j < k && f[j].origin != SP_FO_NONE; j++)
+				;
+			if (j < k || !k)
+				continue;
+			if (SP_GROW(v, cap, nv + 1))
+				goto nomem;
+			v[nv++] = (struct sp_symcache_answer){
+				.vaddr = slot->key, .precise = (int)p,
+				.frames = f, .n = k,
+			};
+		}
+	if (mod->cache) {
+		old = sp_symcache_count(mod->cache);
+		fr = malloc((sp_symcache_nframes(mod->cache) + 1) *
+			    sizeof(*fr));
+		if (!fr)
+			goto nomem;
+	}
+	for (i = 0; i < old; i++) {
+		k = sp_symcache_entry(mod->cache, i, &vaddr, &precise,
+				      fr + nfr, SP_SYMCACHE_MAX_CHAIN);
+		if (a && sp_u64map_find(&a->at[!!precise], vaddr))
+			continue;
+		if (SP_GROW(v, cap, nv + 1))
+			goto nomem;
+		v[nv++] = (struct sp_symcache_answer){
+			.vaddr = vaddr, .precise = precise,
+			.frames = fr + nfr, .n = k,
+		};
+		nfr += k;
+	}
+	*out = v;
+	*n = nv;
+	*buf = fr;
+	return 0;
+nomem:
+	free(v);
+	free(fr);
+	return -ENOMEM;
+}
+
+int src_elf_save(struct sp_symbolizer *s)
+{
+	struct src_elf *e = &s->elf;
+	struct sp_symcache_answer *v;
+	struct sp_frame *buf;
+	const uint8_t *bid;
+	char path[4096];
+	size_t i, n, bid_len;
+	int64_t w;
+	int r = 0, err;
+
+	for (i = 0; e->cache_dir && i < e->nmodules; i++) {
+		struct src_module *mod = e->modules[i];
+
+		if (!mod->key || (!mod->computed && !mod->hits))
+			continue;
+		bid_len = sp_elf_get_build_id(mod->elf, &bid);
+		if (sp_symcache_path(e->cache_dir, bid, bid_len, path,
+				     sizeof(path)))
+			continue;
+		if (!mod->computed) {
+			/* needed: the store's trim evicts the least recently */
+			utimensat(AT_FDCWD, path, NULL, 0);
+			continue;
+		}
+		err = module_answers(s, mod, &v, &n, &buf);
+		if (!err && n) {
+			w = sp_symcache_write(path, bid, bid_len, mod->key, v, n);
+			if (w >= 0) {
+				s->st.symcache_written++;
+				s->st.symcache_bytes += (uint64_t)w;
+			} else {
+				err = (int)w;
+			}
+		}
+		if (!err) {
+			free(v);
+			free(buf);
+		}
+		if (err && !r)
+			r = err;
+	}
+	return r;
+}

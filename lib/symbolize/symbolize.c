@@ -250,6 +250,16 @@ void sp_symbolizer_set_flags(struct sp_symbolizer *s, unsigned flags)
 				    !(flags & SP_SYM_NO_SYSTEM_DEBUG));
 }
 
+int sp_symbolizer_set_symbol_cache(struct sp_symbolizer *s, const char *dir)
+{
+	return set_str(&s->elf.cache_dir, dir);
+}
+
+int sp_symbolizer_save_symbol_cache(struct sp_symbolizer *s)
+{
+	return src_elf_save(s);
+}
+
 int sp_symbolizer_add_debug_dir(struct sp_symbolizer *s, const char *dir)
 {
 	int r = src_elf_add_debug_dir(&s->elf, dir);
@@ -405,6 +415,15 @@ static struct sp_answers *answers_of(struct sp_symbolizer *s, const void *table)
 	slot->val = s->nanswers;
 	memset(&s->answers[s->nanswers], 0, sizeof(s->answers[0]));
 	return &s->answers[s->nanswers++];
+}
+
+const struct sp_answers *sp_sym_answers(const struct sp_symbolizer *s,
+					const void *table)
+{
+	const struct sp_u64slot *slot;
+
+	slot = sp_u64map_find(&s->tables, (uint64_t)(uintptr_t)table);
+	return slot ? &s->answers[slot->val] : NULL;
 }
 
 /*

@@ -66,6 +66,22 @@ int sp_symbolizer_set_perf_map_dir(struct sp_symbolizer *s, const char *dir);
 void sp_symbolizer_set_flags(struct sp_symbolizer *s, unsigned flags);
 
 /*
+ * Keep what ELF files' addresses are named in the symbol cache under dir
+ * (elf/symcache.h: DIR/buildid/ab/cdef.../symbols; NULL: none, the
+ * default): an address of a build-id named before is named from it,
+ * without the file's symbol tables or DWARF.  Call before the first
+ * lookup.  Returns 0 or -ENOMEM.
+ */
+int sp_symbolizer_set_symbol_cache(struct sp_symbolizer *s, const char *dir);
+
+/*
+ * Write the symbol cache of every file with addresses its cache did not
+ * name, each merged with what its cache held.  Returns 0, or the first
+ * -errno (the others are still written).
+ */
+int sp_symbolizer_save_symbol_cache(struct sp_symbolizer *s);
+
+/*
  * Search dir for debug files before /usr/lib/debug (see elf/debuginfo.h).
  * Call before the first lookup.  Returns 0 or -ENOMEM.
  */
@@ -165,6 +181,12 @@ struct sp_symbolize_stats {
 	uint64_t jitdump_loads;
 	uint64_t no_buildid_frames;	/* frames of files missing with their
 					   recorded build-id */
+	uint64_t symcache_files;	/* symbol cache files used */
+	uint64_t symcache_hits;		/* addresses named from them */
+	uint64_t symcache_stale;	/* files of other settings, replaced */
+	uint64_t symcache_damaged;	/* files that did not check out */
+	uint64_t symcache_written;	/* files written */
+	uint64_t symcache_bytes;	/* bytes written */
 };
 
 void sp_symbolizer_stats(const struct sp_symbolizer *s,
