@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
+#include "elf/bidstore.h"
 #include "elf/buildid.h"
 #include "symbolize/symstream.h"
 
@@ -18,9 +20,12 @@ static struct options {
 	const char *kallsyms;
 	const char *perf_map_dir;
 	const char *cache_dir;	/* NULL: the default */
+	uint64_t cache_max;	/* bytes; 0: no limit */
+	int no_symbol_cache;
 	unsigned flags;		/* SP_SYM_* */
 	int stats;
 } opt = {
+	.cache_max = SP_BIDSTORE_DEFAULT_MAX,
 	.output = "-",
 	.input = "-",
 };
@@ -29,6 +34,7 @@ static void usage(void)
 {
 	printf("usage: sp-symbolize [-o FILE] [--kallsyms FILE] [--perf-map-dir DIR]\n"
 	       "                    [--debug-dir DIR]... [--cache-dir DIR]\n"
+	       "                    [--cache-size SIZE] [--no-symbol-cache]\n"
 	       "                    [--no-system-debug] [--no-lines] [--no-inline]\n"
 	       "                    [--no-demangle] [--stats] [FILE]\n"
 	       "\n"
@@ -44,7 +50,13 @@ static void usage(void)
 	       "      --no-system-debug  do not search /usr/lib/debug\n"
 	       "      --cache-dir DIR    the build-id cache sp-record kept copies in\n"
 	       "                         (default $XDG_CACHE_HOME/stackpulse, else\n"
-	       "                         ~/.cache/stackpulse)\n"
+	       "                         ~/.cache/stackpulse); its symbol cache names\n"
+	       "                         addresses named before without reading the\n"
+	       "                         binary's symbols or DWARF again\n"
+	       "      --cache-size SIZE  after writing to the symbol cache, evict the\n"
+	       "                         oldest build-ids to keep DIR under SIZE bytes\n"
+	       "                         (K, M, G suffixes; 0: no limit; default 1G)\n"
+	       "      --no-symbol-cache  neither read nor write the symbol cache\n"
 	       "      --no-lines         leave source files and lines out\n"
 	       "      --no-inline        one frame per address, no inlined functions\n"
 	       "      --no-demangle      C++ and Rust names as in the symbol tables\n"
@@ -60,6 +72,7 @@ static void usage(void)
 enum {
 	OPT_KALLSYMS = 256, OPT_PERF_MAP_DIR, OPT_DEBUG_DIR, OPT_NO_SYSTEM_DEBUG,
 	OPT_NO_LINES, OPT_NO_INLINE, OPT_NO_DEMANGLE, OPT_STATS, OPT_CACHE_DIR,
+	OPT_NO_SYMBOL_CACHE, OPT_CACHE_SIZE,
 };
 
 static const struct option longopts[] = {
@@ -73,6 +86,8 @@ static const struct option longopts[] = {
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "no-inlines", no_argument, NULL, OPT_NO_INLINE },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+	{ "no-symbol-cache", no_argument, NULL, OPT_NO_SYMBOL_CACHE },
+	{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -136,6 +151,44 @@ static void print_stats(const struct sp_symbolize_stats *st)
 		" jitdump loads\n", st->modules, st->dwarf_opens,
 		st->dwarf_units, st->debug_files, st->perf_map_loads,
 		st->jitdump_loads);
+	fprintf(stderr, "sp-symbolize: symbol cache: %" PRIu64 " files used, %"
+		PRIu64 " addresses named from them, %" PRIu64 " of other settings, %"
+		PRIu64 " damaged, %" PRIu64 " written (%" PRIu64 " bytes)\n",
+		st->symcache_files, st->symcache_hits, st->symcache_stale,
+		st->symcache_damaged, st->symcache_written, st->symcache_bytes);
+}
+
+/*
+ * The symbol cache's directory: --cache-dir, else the build-id cache's
+ * default; NULL with --no-symbol-cache or when there is no default.
+ */
+static const char *symbol_cache_dir(char *buf, size_t size)
+{
+	if (opt.no_symbol_cache)
+		return NULL;
+	if (opt.cache_dir)
+		return opt.cache_dir;
+	return sp_bidstore_default_dir(buf, size) ? NULL : buf;
+}
+
+/* Keep what this run named for the next; a failure costs only speed. */
+static void save_symbol_cache(const char *dir, time_t started)
+{
+	struct sp_symbolize_stats st;
+	struct sp_bidstore_usage u;
+	int r;
+
+	if (!dir)
+		return;
+	r = sp_symbolizer_save_symbol_cache(sym);
+	if (r)
+		sp_warn("cannot write the symbol cache in '%s': %s (the next run names its addresses again)",
+			dir, strerror(-r));
+	sp_symbolizer_stats(sym, &st);
+	/* what was written counts against the cache's size, like a copy */
+	if (st.symcache_written)
+		sp_bidstore_trim(dir, opt.cache_max ? opt.cache_max : UINT64_MAX,
+				 started, &u);
 }
 
 int main(int argc, char **argv)
@@ -143,6 +196,10 @@ int main(int argc, char **argv)
 	struct sp_unw_header hdr;
 	struct sp_symbolize_stats st;
 	const struct sp_rec_hdr *h;
+	char symcache_buf[4096];
+	const char *symcache_dir;
+	time_t started = time(NULL);
+	const char *why;
 	int c, r, status = SP_EXIT_OK;
 
 	sp_prog = "sp-symbolize";
@@ -185,6 +242,15 @@ int main(int argc, char **argv)
 		case OPT_NO_DEMANGLE:
 			opt.flags |= SP_SYM_NO_DEMANGLE;
 			break;
+		case OPT_NO_SYMBOL_CACHE:
+			opt.no_symbol_cache = 1;
+			break;
+		case OPT_CACHE_SIZE:
+			why = sp_parse_size(optarg, &opt.cache_max);
+			if (why)
+				sp_usage_error("invalid cache size '%s': %s",
+					       optarg, why);
+			break;
 		case OPT_STATS:
 			opt.stats = 1;
 			break;
@@ -217,6 +283,9 @@ int main(int argc, char **argv)
 	     sp_symbolizer_set_perf_map_dir(sym, opt.perf_map_dir)))
 		sp_die("out of memory");
 	sp_symbolizer_set_flags(sym, opt.flags);
+	symcache_dir = symbol_cache_dir(symcache_buf, sizeof(symcache_buf));
+	if (symcache_dir && sp_symbolizer_set_symbol_cache(sym, symcache_dir))
+		sp_die("out of memory");
 	for (c = 0; (size_t)c < ndebug_dirs; c++)
 		if (sp_symbolizer_add_debug_dir(sym, debug_dirs[c]))
 			sp_die("out of memory");
@@ -244,6 +313,7 @@ int main(int argc, char **argv)
 		r = sp_out_close(out);
 	if (r)
 		sp_write_failed(opt.output, r);
+	save_symbol_cache(symcache_dir, started);
 	sp_symbolizer_stats(sym, &st);
 	if (st.no_kallsyms) {
 		sp_warn("no kernel symbols in '%s' (unreadable, or hidden by kptr_restrict): %" PRIu64 " kernel frames are [kernel]",

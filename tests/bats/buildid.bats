@@ -280,5 +280,7 @@ assert_missing() {
 		64 sp-unwind --cache-dir=
 		64 sp-unwind --cache-dir
 		64 sp-symbolize --cache-dir=
+		64 sp-symbolize --cache-size 12X
+		64 sp-symbolize --cache-size
 	EOF
 }

@@ -33,6 +33,9 @@ SP_FOLD="$SP_BIN/sp-fold/sp-fold"
 SP_FLAME="$SP_BIN/sp-flame/sp-flame"
 WL_SRC="$SP_ROOT/tests/workloads"
 WL_DIR="${SP_WORK:-$BATS_RUN_TMPDIR}/wl"
+# no test reads or writes the caches of the user running it, nor those
+# another test left: the build-id cache and the symbol cache live here
+export XDG_CACHE_HOME="${BATS_TEST_TMPDIR:-$BATS_RUN_TMPDIR}/xdg"
 
 # The designed shares of wl-single (tests/workloads/wl-single.c), percent of
 # samples, and how far a measurement may stray from them.
