@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: MIT
 # mkseeds.sh: (re)make the real-* seeds of the file and text readers'
 # corpora (tests/fuzz/corpus/{perfmap,jitdump,kallsyms,procmaps,elf,
-# gopclntab}) from what this machine makes and has: perf maps and jitdump
-# files written by the suite's JIT workloads and by node, slices of
+# gopclntab,symcache}) from what this machine makes and has: perf maps and
+# jitdump files written by the suite's JIT workloads and by node, slices of
 # /proc/kallsyms, /proc maps and status files, a small C program built
-# here, this machine's vDSO, and the function table of a Go hello program.
+# here, this machine's vDSO, the function table of a Go hello program, and
+# the symbol cache sp-symbolize (built) writes for a workload.
 # Each is kept under 64 KB but the Go table, of which one is kept whole.
 # A part whose tool (node, go) is missing is skipped and says so.
 # Hand-made seeds (edge-*) are left alone.
@@ -20,7 +21,7 @@ have() {
 	echo "mkseeds: no $1: $2 seeds not remade" >&2
 	return 1
 }
-mkdir -p "$c"/{perfmap,jitdump,kallsyms,procmaps,elf,gopclntab}
+mkdir -p "$c"/{perfmap,jitdump,kallsyms,procmaps,elf,gopclntab,symcache}
 
 cat >"$tmp/jit.js" <<'EOF'
 function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
@@ -152,4 +153,29 @@ if have go "the Go table"; then
 	objcopy -O binary --only-section=.gopclntab "$tmp/hello" \
 		"$c/gopclntab/real-$v-hello"
 	chmod 644 "$c/gopclntab/real-$v-hello"
+fi
+
+# The symbol cache of sym-inline (inline chains, lines): sp-symbolize's
+# answers for its functions' entries and some addresses inside them, as
+# the harness reads it (first byte 0), and with its CRC remade (1)
+sym=$here/../../sp-symbolize/sp-symbolize
+if [ -x "$sym" ]; then
+	cc -O2 -g -fomit-frame-pointer -no-pie -I"$wl" -o "$tmp/sym-inline" \
+		"$wl/sym-inline.c"
+	{
+		echo 'header cpu-clock freq 99'
+		echo "mmap 9 0x400000 0x100000 0 5 $tmp/sym-inline"
+		nm "$tmp/sym-inline" | perl -ne '
+			push @a, hex $1 if /^([0-9a-f]+) [Tt] /;
+			END { for $a (@a) { for ($d = 1; $d <= 25; $d += 8) { $k++;
+				printf "stack 9 %d root - 0x%x 100\nsamples 1 9 %d\n", $k, $a + $d, $k } }
+				print "summary $k $k\n" }'
+	} | perl "$here/../bats/mkstream.pl" >"$tmp/sc.unw"
+	"$sym" --kallsyms /dev/null --cache-dir "$tmp/sc" -o /dev/null "$tmp/sc.unw"
+	f=$(find "$tmp/sc" -name symbols | head -1)
+	{ printf '\0'; cat "$f"; } >"$c/symcache/real-sym-inline"
+	{ printf '\1'; cat "$f"; } >"$c/symcache/real-sym-inline-fixcrc"
+	chmod 644 "$c"/symcache/real-*
+else
+	echo "mkseeds: no $sym (make first): symbol cache seeds not remade" >&2
 fi
