@@ -272,12 +272,24 @@ def offline_sp(raw, d, tag):
     r = {}
     r["sp_unwind"] = timed([SP["sp-unwind"]], stdin=raw, stdout=unw,
                            stderr=os.path.join(d, "sp-unwind.err"), tag=tag)
-    r["sp_symbolize"] = timed([SP["sp-symbolize"]], stdin=unw, stdout=sym,
+    # sp-symbolize's symbol cache in a directory of this recording's own:
+    # the first run names every address from the binaries and writes it,
+    # the second ("again": the same program profiled again, an agent's
+    # next window) names them from it
+    cache = os.path.join(d, "symcache.%s" % tag)
+    sym_cmd = [SP["sp-symbolize"], "--cache-dir", cache]
+    shutil.rmtree(cache, ignore_errors=True)
+    r["sp_symbolize"] = timed(sym_cmd, stdin=unw, stdout=sym,
                               stderr=os.path.join(d, "sp-symbolize.err"), tag=tag)
+    r["sp_symbolize_again"] = timed(sym_cmd, stdin=unw, stdout=sym,
+                                    stderr=os.path.join(d, "sp-symbolize.err"), tag=tag)
     r["sp_fold"] = timed([SP["sp-fold"]], stdin=sym, stdout=fold, tag=tag)
-    r["sp_pipe"] = timed(["sh", "-c", '"$0" -q < "$1" | "$2" 2>/dev/null | "$3"',
-                          SP["sp-unwind"], raw, SP["sp-symbolize"], SP["sp-fold"]],
-                         stdout=fold, tag=tag)
+    pipe = ["sh", "-c", '"$0" -q < "$1" | "$2" --cache-dir "$3" 2>/dev/null | "$4"',
+            SP["sp-unwind"], raw, SP["sp-symbolize"], cache, SP["sp-fold"]]
+    shutil.rmtree(cache, ignore_errors=True)
+    r["sp_pipe"] = timed(pipe, stdout=fold, tag=tag)
+    r["sp_pipe_again"] = timed(pipe, stdout=fold, tag=tag)
+    shutil.rmtree(cache, ignore_errors=True)
     err = open(os.path.join(d, "sp-unwind.err"), errors="replace").read()
     m = re.search(r"(\d+) samples, (\d+) stacks", err)
     extra = {"distinct_stacks": int(m.group(2)) if m else None,
@@ -524,11 +536,13 @@ def summarize(runs):
         s["cpu_per_1k_" + key] = summary([per_1000(r["perf"], key) for r in runs])
         s["rss_kb_" + key] = summary([r["perf"]["offline"].get(key, {}).get("maxrss_kb")
                                       for r in runs])
-    for key in ("sp_unwind", "sp_symbolize", "sp_fold", "sp_pipe", "sp_spool_write"):
+    for key in ("sp_unwind", "sp_symbolize", "sp_symbolize_again", "sp_fold", "sp_pipe",
+                "sp_pipe_again", "sp_spool_write"):
         s["cpu_per_1k_" + key] = summary([per_1000(r["sp"], key) for r in runs])
         s["rss_kb_" + key] = summary([r["sp"]["offline"].get(key, {}).get("maxrss_kb")
                                       for r in runs])
-    for t, key in (("perf", "perf_pipe"), ("perf", "perf_stackcollapse"), ("sp", "sp_pipe")):
+    for t, key in (("perf", "perf_pipe"), ("perf", "perf_stackcollapse"), ("sp", "sp_pipe"),
+                   ("sp", "sp_pipe_again")):
         s["samples_per_cpu_s_" + key] = summary(
             [r[t]["samples"] / r[t]["offline"][key]["cpu_s"]
              for r in runs if key in r[t]["offline"] and r[t]["offline"][key]["cpu_s"] > 0])
