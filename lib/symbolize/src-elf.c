@@ -552,21 +552,20 @@ int src_elf_save(struct sp_symbolizer *s)
 			continue;
 		}
 		err = module_answers(s, mod, &v, &n, &buf);
-		if (!err && n) {
-			w = sp_symcache_write(path, bid, bid_len, mod->key, v, n);
-			if (w >= 0) {
-				s->st.symcache_written++;
-				s->st.symcache_bytes += (uint64_t)w;
-			} else {
-				err = (int)w;
-			}
+		if (err) {
+			if (!r)
+				r = err;
+			continue;
 		}
-		if (!err) {
-			free(v);
-			free(buf);
+		w = n ? sp_symcache_write(path, bid, bid_len, mod->key, v, n) : 0;
+		free(v);
+		free(buf);
+		if (w < 0 && !r)
+			r = (int)w;
+		if (w > 0) {
+			s->st.symcache_written++;
+			s->st.symcache_bytes += (uint64_t)w;
 		}
-		if (err && !r)
-			r = err;
 	}
 	return r;
 }
