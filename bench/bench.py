@@ -81,6 +81,8 @@ def snapshot_tools():
     return info
 WL_DEEP = os.path.join(TMP, "bw-deep")
 WL_PY = os.path.join(BENCH, "workloads", "bw-python.py")
+WL_JS = os.path.join(BENCH, "workloads", "bw-node.js")
+NODE = os.environ.get("BENCH_NODE") or shutil.which("node") or ""
 FOLD_PERF = os.path.join(BENCH, "fold_perf.py")
 SETTLE_S = 0.3		# after the profiler has opened its events
 KEEP = os.environ.get("BENCH_KEEP", "") not in ("", "0")	# keep recordings
@@ -164,6 +166,8 @@ def workload_cmd(wl, rounds):
         return [WL_DEEP, "1", str(rounds), str(DEPTH)]
     if wl == "c4":
         return [WL_DEEP, str(THREADS), str(rounds), str(DEPTH)]
+    if wl == "js":
+        return [NODE, "--perf-basic-prof", "--no-turbo-inlining", WL_JS, str(rounds)]
     return [PY312, "-X", "perf", WL_PY, str(rounds)]
 
 
@@ -316,10 +320,14 @@ def offline_sp(raw, d, tag):
 
 # ---------------------------------------------------------------- correctness
 
-ROOTS = {"c1": "main", "c4": "thread_main", "py": "Py_BytesMain"}
+ROOTS = {"c1": "main", "c4": "thread_main", "py": "Py_BytesMain", "js": "node::Start"}
 LEAVES = {"c1": {"leaf_a": 60, "leaf_b": 30, "leaf_c": 10},
           "c4": {"leaf_a": 60, "leaf_b": 30, "leaf_c": 10},
-          "py": {"py::leaf_a": 66.7, "py::leaf_b": 33.3}}
+          "py": {"py::leaf_a": 66.7, "py::leaf_b": 33.3},
+          "js": {"leaf_a": 66.7, "leaf_b": 33.3}}
+# a frame of V8's perf map: "JS:*leaf_a /path/bw-node.js:18:16" (* optimized,
+# ~ interpreted, ^ baseline)
+JS_FRAME = re.compile(r"^JS:[*~^]?([A-Za-z_$][\w$]*)")
 CHAINS = [["outer_a", "middle_a", "leaf_a"], ["outer_b", "leaf_b"], ["leaf_c"]]
 
 
@@ -344,15 +352,23 @@ def analyze(path, wl):
             n = int(n)
             frames = [norm(x) for x in stack.split(";")[1:]]
             total += n
+            js = [m.group(1) for m in map(JS_FRAME.match, frames) if m] \
+                if wl == "js" else []
             for leaf in leaves:
                 if wl == "py":
                     if any(x.startswith(leaf + ":") or x == leaf for x in frames):
+                        leaves[leaf] += n
+                elif wl == "js":
+                    if leaf in js:
                         leaves[leaf] += n
                 elif leaf in frames:
                     leaves[leaf] += n
             if want_root in frames:
                 root += n
-                if wl != "py":
+                if wl == "js":
+                    if js:
+                        pychain += n
+                elif wl != "py":
                     rest = frames[frames.index(want_root) + 1:]
                     for c in CHAINS:
                         if rest[:len(head) + len(c)] == head + c:
@@ -365,6 +381,8 @@ def analyze(path, wl):
          "leaf_pct": {k: pct(v) for k, v in leaves.items()}}
     if wl == "py":
         r["py_chain_pct"] = pct(pychain)	# root reached and py::run_work seen
+    elif wl == "js":
+        r["py_chain_pct"] = pct(pychain)	# root reached and a JS frame named
     else:
         r["exact_chain_pct"] = pct(exact)
     return r
@@ -408,6 +426,7 @@ def machine():
          "perf": sh(PERF + " --version"),
          "cc": sh("cc --version | head -1"),
          "python_workload": sh(PY312 + " -V") if PY312 else None,
+         "node_workload": sh(NODE + " --version") if NODE else None,
          "os": sh(". /etc/os-release && echo $PRETTY_NAME"),
          "perf_event_paranoid": sh("cat /proc/sys/kernel/perf_event_paranoid"),
          "perf_event_max_sample_rate":
@@ -423,7 +442,7 @@ def machine():
 
 def calibrate(wl):
     """Rounds that take about WORK_S seconds with no profiler."""
-    probe = {"c1": 300, "c4": 150, "py": 1000}[wl]
+    probe = {"c1": 300, "c4": 150, "py": 1000, "js": 300}[wl]
     d = os.path.join(TMP, "cal")
     os.makedirs(d, exist_ok=True)
     best = None
@@ -480,8 +499,10 @@ def bench_workload(wl, rounds, freq, results):
             r["rep"] = rep
             if tool != "none":
                 process_recording(wl, tool, r, d, "%s-%d" % (wl, freq))
-            if wl == "py" and tool == "sp" and rep == REPS - 1 and freq == max(FREQS):
-                keep_for_profile("python", r["path"], r["pid"])
+            if wl in ("py", "js") and tool == "sp" and rep == REPS - 1 and \
+                    freq == max(FREQS):
+                keep_for_profile("python" if wl == "py" else "node", r["path"],
+                                 r["pid"])
             else:
                 remove_perf_map(r["pid"])
             if not KEEP:
@@ -571,7 +592,8 @@ def self_profile(results):
         unw = raw[:-4] + ".unw"
         subprocess.run([SP["sp-unwind"], "-q", "-o", unw, raw])
         for stage, inp, argv in (("sp-unwind", raw, [SP["sp-unwind"], "-q"]),
-                                 ("sp-symbolize", unw, [SP["sp-symbolize"]])):
+                                 ("sp-symbolize", unw, [SP["sp-symbolize"],
+                                                        "--no-symbol-cache"])):
             tag = os.path.join(d, "%s.%s" % (name, stage))
             log("self-profile of %s on the %s recording" % (stage, name))
             p = subprocess.run(["sh", os.path.join(BENCH, "profile-stage.sh"), tag, inp] + argv,
@@ -641,9 +663,11 @@ def main():
                           "rss_s": RSS_S, "rss_freq": RSS_FREQ, "event": "cpu-clock",
                           "settle_s": SETTLE_S},
                "machine": machine(), "tools": tools, "workloads": {}}
-    wls = ["c1", "c4"] + (["py"] if PY312 else [])
+    wls = ["c1", "c4"] + (["py"] if PY312 else []) + (["js"] if NODE else [])
     if not PY312:
         log("no python3.12 with -X perf: the Python workload is skipped")
+    if not NODE:
+        log("no node: the JavaScript workload is skipped")
     rounds = {wl: calibrate(wl) for wl in wls}
     log("calibrated rounds for %.1f s of work: %s" % (WORK_S, rounds))
     for freq in FREQS:
