@@ -31,8 +31,8 @@ int sp_bidstore_default_dir(char *buf, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-int sp_bidstore_path(const char *dir, const uint8_t *bid, size_t len,
-		     char *buf, size_t size)
+int sp_bidstore_file(const char *dir, const uint8_t *bid, size_t len,
+		     const char *name, char *buf, size_t size)
 {
 	char hex[2 * SP_BUILD_ID_MAX + 1];
 	int n;
@@ -42,8 +42,15 @@ int sp_bidstore_path(const char *dir, const uint8_t *bid, size_t len,
 	if (len > SP_BUILD_ID_MAX)
 		len = SP_BUILD_ID_MAX;
 	sp_build_id_hex(bid, len, hex);
-	n = snprintf(buf, size, "%s/buildid/%.2s/%s/elf", dir, hex, hex + 2);
+	n = snprintf(buf, size, "%s/buildid/%.2s/%s/%s", dir, hex, hex + 2,
+		     name);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int sp_bidstore_path(const char *dir, const uint8_t *bid, size_t len,
+		     char *buf, size_t size)
+{
+	return sp_bidstore_file(dir, bid, len, "elf", buf, size);
 }
 
 int sp_bidstore_touch(const char *dir, const uint8_t *bid, size_t len)

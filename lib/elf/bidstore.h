@@ -42,6 +42,10 @@ int sp_bidstore_default_dir(char *buf, size_t size);
 int sp_bidstore_path(const char *dir, const uint8_t *bid, size_t len,
 		     char *buf, size_t size);
 
+/* The same for the file name beside the copy ("symbols": symcache.h). */
+int sp_bidstore_file(const char *dir, const uint8_t *bid, size_t len,
+		     const char *name, char *buf, size_t size);
+
 /*
  * Whether dir holds a copy of bid.  When it does, its modification time is
  * set to now: it was needed, so it is the last to be evicted.  Returns 1,

@@ -15,7 +15,6 @@
 #include "base/search.h"
 #include "base/stream.h"
 #include "bidstore.h"
-#include "buildid.h"
 #include "symcache.h"
 
 #define MAX_FILE (256u << 20)	/* far above any cache: more is damage */
@@ -34,17 +33,7 @@ struct sp_symcache {
 int sp_symcache_path(const char *dir, const uint8_t *bid, size_t len,
 		     char *buf, size_t size)
 {
-	char hex[2 * SP_BUILD_ID_MAX + 1];
-	int n;
-
-	if (!len)
-		return -EINVAL;
-	if (len > SP_SYMCACHE_BID_MAX)
-		len = SP_SYMCACHE_BID_MAX;
-	sp_build_id_hex(bid, len, hex);
-	n = snprintf(buf, size, "%s/buildid/%.2s/%s/symbols", dir, hex,
-		     hex + 2);
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+	return sp_bidstore_file(dir, bid, len, "symbols", buf, size);
 }
 
 static uint32_t file_crc(const uint8_t *p, size_t size)
