@@ -66,6 +66,7 @@ int sp_symcache_load(const void *data, size_t size, const uint8_t *bid,
 	const char *dummy_why;
 	uint64_t dummy_off;
 	uint32_t i, prev_first = 0;
+	int stale = 0;
 
 	if (!why)
 		why = &dummy_why;
@@ -101,9 +102,11 @@ int sp_symcache_load(const void *data, size_t size, const uint8_t *bid,
 		bid_len = SP_SYMCACHE_BID_MAX;
 	if (h.bid_len != bid_len || memcmp(h.bid, bid, bid_len))
 		BAD("of another build-id", offsetof(struct sp_symcache_header, bid));
-	if (h.key != key)
-		BAD("made with other settings or debug files (key)",
+	if (h.key != key) {
+		stale = 1;
+		BAD("made with other settings or debug files",
 		    offsetof(struct sp_symcache_header, key));
+	}
 	if (h.strings && ((const char *)data)[size - 1])
 		BAD("last string not terminated", size - 1);
 	/* the arrays are read in place: copy data that is not aligned for them */
@@ -159,7 +162,7 @@ int sp_symcache_load(const void *data, size_t size, const uint8_t *bid,
 bad:
 	free(c->copy);
 	free(c);
-	return -EILSEQ;
+	return stale ? -ESTALE : -EILSEQ;
 }
 
 int sp_symcache_open(const char *path, const uint8_t *bid, size_t bid_len,

@@ -80,10 +80,11 @@ int sp_symcache_path(const char *dir, const uint8_t *bid, size_t len,
 
 /*
  * Check size bytes at data as the symbol cache of bid with key (data is
- * not copied: it must outlive the result).  Returns 0 and *out, or
- * -EILSEQ for a file that is not one, damaged, or of another build-id or
- * key (then *why says what, at byte *off), or -ENOMEM.  Every offset is
- * checked here: lookups trust them.
+ * not copied: it must outlive the result).  Returns 0 and *out,
+ * -ESTALE for a sound file of another key, -EILSEQ for a file that is not
+ * one, damaged, or of another build-id (with both, *why says what, at
+ * byte *off), or -ENOMEM.  Every offset is checked here: lookups trust
+ * them.
  */
 int sp_symcache_load(const void *data, size_t size, const uint8_t *bid,
 		     size_t bid_len, uint32_t key, struct sp_symcache **out,
@@ -91,7 +92,8 @@ int sp_symcache_load(const void *data, size_t size, const uint8_t *bid,
 
 /*
  * Map and check the file at path, as sp_symcache_load().  Returns 0 and
- * *out, -ENOENT when there is none, -EILSEQ (with *why, *off), or -errno.
+ * *out, -ENOENT when there is none, -ESTALE or -EILSEQ (with *why,
+ * *off), or -errno.
  */
 int sp_symcache_open(const char *path, const uint8_t *bid, size_t bid_len,
 		     uint32_t key, struct sp_symcache **out, const char **why,

@@ -214,7 +214,7 @@ static int module_load(struct sp_symbolizer *s, struct src_module *mod,
 			     &off);
 	if (!r)
 		s->st.symcache_files++;
-	else if (r == -EILSEQ && strstr(why, "(key)"))
+	else if (r == -ESTALE)
 		s->st.symcache_stale++;
 	else if (r == -EILSEQ)
 		s->st.symcache_damaged++;
