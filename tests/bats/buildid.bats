@@ -134,9 +134,10 @@ assert_whole() {
 		show
 		fail "want $n samples unwound and named whole"
 	fi
-	chain=$(fold_count "$T/run.folded" "(^|;)$CHAIN(;|\$)")
-	# all their work is in the chain: a sample elsewhere is a rare moment
-	((chain * 100 >= n * 95)) || { show; fail "$chain of $n samples in $CHAIN"; }
+	# all their work is in the chain, or in wlv_run reading the CPU-time
+	# clock between bursts (a system call: its share grows with the load)
+	chain=$(fold_count "$T/run.folded" "(^|;)($CHAIN|${CHAIN%;wlv_outer;wlv_leaf};wl_now_\\[i\\])(;|\$)")
+	((chain * 100 >= n * 95)) || { show; fail "$chain of $n samples in $CHAIN or its clock reads"; }
 	(($(unwound complete) * 100 >= n * 95)) || { show; fail "$(unwound complete) of $n stacks complete"; }
 	((n >= 50)) || fail "only $n samples in 1 s of CPU at 99 Hz"
 }
