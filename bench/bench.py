@@ -6,8 +6,9 @@ Run by bench/run.sh (which checks the dependencies and builds the
 workloads); see docs/PERFORMANCE.md for what is measured and why.  Writes
 bench/results/<name>.json and, unless BENCH_QUICK=1, the generated part of
 docs/PERFORMANCE.md.  Every time is taken from wait4(2)'s rusage of the
-measured command (the figures GNU time prints, at microsecond resolution);
-every command also runs under /usr/bin/time so its own report is kept.
+measured command itself, started directly (no wrapper process, no shell:
+a pipeline is its stages started with pipes between them, their rusages
+summed), at microsecond resolution.
 
 Environment (defaults for the full run; BENCH_QUICK=1 shrinks them):
   BENCH_REPS       recordings per tool per workload and frequency (6; quick 2)
@@ -56,7 +57,6 @@ NAME = os.environ.get("BENCH_NAME") or (
     "quick" if QUICK else "full-" + time.strftime("%Y%m%d-%H%M%S"))
 PY312 = os.environ.get("BENCH_PY312", "")
 PERF = os.environ.get("BENCH_PERF", "/usr/bin/perf")
-GNU_TIME = "/usr/bin/time"
 PYTHON = sys.executable
 
 TOOLS = ("sp-record", "sp-unwind", "sp-symbolize", "sp-fold", "sp-spool")
@@ -97,34 +97,64 @@ def log(msg):
 
 # ---------------------------------------------------------------- running
 
+def _opened(path, mode):
+    return open(path, mode) if path else subprocess.DEVNULL
+
+
+def _usage(ru):
+    return {"user_s": ru.ru_utime, "sys_s": ru.ru_stime,
+            "cpu_s": ru.ru_utime + ru.ru_stime, "maxrss_kb": ru.ru_maxrss}
+
+
 def timed(argv, stdin=None, stdout=None, stderr=None, tag="cmd"):
-    """Run argv under /usr/bin/time; return wall, user, sys, maxrss, status."""
-    tfile = os.path.join(TMP, "time.%s.txt" % tag)
-    fin = open(stdin, "rb") if stdin else subprocess.DEVNULL
-    fout = open(stdout, "wb") if stdout else subprocess.DEVNULL
-    ferr = open(stderr, "wb") if stderr else subprocess.DEVNULL
+    """Run argv; return wall, user, sys, maxrss and status from wait4's
+    rusage of the command itself (and the children it waited for): no
+    wrapper process is part of what is measured."""
+    fin, fout, ferr = (_opened(stdin, "rb"), _opened(stdout, "wb"),
+                       _opened(stderr, "wb"))
     t0 = time.monotonic()
-    p = subprocess.Popen([GNU_TIME, "-f", "%e %U %S %M", "-o", tfile] + argv,
-                         stdin=fin, stdout=fout, stderr=ferr)
+    p = subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=ferr)
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.monotonic() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
     for f in (fin, fout, ferr):
         if f is not subprocess.DEVNULL:
             f.close()
-    gnu = open(tfile).read().split()
-    return {"wall_s": wall, "user_s": ru.ru_utime, "sys_s": ru.ru_stime,
-            "cpu_s": ru.ru_utime + ru.ru_stime,
-            "maxrss_kb": int(gnu[-1]) if gnu else ru.ru_maxrss,
-            "gnu_time": " ".join(gnu[-4:]), "status": p.returncode}
+    r = _usage(ru)
+    r.update({"wall_s": wall, "status": os.waitstatus_to_exitcode(status)})
+    return r
 
 
-def children(pid):
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
+def timed_pipe(stages, stdin=None, stdout=None, tag="cmd"):
+    """Run stages (argv lists) as a pipeline, each started directly as a
+    shell would, and return the sum of their CPU times, the largest peak
+    RSS, the wall time of the whole and the last non-zero status.  No
+    shell is measured: it is neither tool's cost."""
+    fin, fout = _opened(stdin, "rb"), _opened(stdout, "wb")
+    t0 = time.monotonic()
+    procs, prev = [], fin
+    for i, argv in enumerate(stages):
+        last = i == len(stages) - 1
+        p = subprocess.Popen(argv, stdin=prev,
+                             stdout=fout if last else subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+        if prev is not fin:
+            prev.close()
+        prev = p.stdout
+        procs.append(p)
+    r = {"user_s": 0.0, "sys_s": 0.0, "cpu_s": 0.0, "maxrss_kb": 0, "status": 0}
+    for p in procs:
+        _, status, ru = os.wait4(p.pid, 0)
+        u = _usage(ru)
+        for k in ("user_s", "sys_s", "cpu_s"):
+            r[k] += u[k]
+        r["maxrss_kb"] = max(r["maxrss_kb"], u["maxrss_kb"])
+        if os.waitstatus_to_exitcode(status) != 0:
+            r["status"] = os.waitstatus_to_exitcode(status)
+    r["wall_s"] = time.monotonic() - t0
+    for f in (fin, fout):
+        if f is not subprocess.DEVNULL:
+            f.close()
+    return r
 
 
 def perf_fds(pid):
@@ -141,14 +171,13 @@ def perf_fds(pid):
     return n
 
 
-def wait_profiler_ready(time_pid, timeout=15.0):
-    """Wait until the profiler under /usr/bin/time has opened its events
-    and their number has stopped changing; then SETTLE_S more."""
+def wait_profiler_ready(pid, timeout=15.0):
+    """Wait until the profiler has opened its events and their number has
+    stopped changing; then SETTLE_S more."""
     end = time.monotonic() + timeout
     last, stable = -1, 0
     while time.monotonic() < end:
-        kids = children(time_pid)
-        n = perf_fds(kids[0]) if kids else 0
+        n = max(perf_fds(pid), 0)
         if n > 0 and n == last:
             stable += 1
             if stable >= 3:
@@ -183,7 +212,7 @@ def run_once(wl, rounds, tool, freq, out, errfile):
     """One run of workload wl; tool is None (no profiler), perf or sp.
     Returns the workload's work seconds and the recorder's costs."""
     wlerr = open(errfile + ".wl", "wb")
-    w = subprocess.Popen(workload_cmd(wl, rounds), stdout=subprocess.PIPE,
+    w = subprocess.Popen(workload_cmd(wl, rounds), stdout=subprocess.PIPE, cwd=TMP,
                          stderr=wlerr)
     line = w.stdout.readline().decode()
     if not line.startswith("ready"):
@@ -192,11 +221,9 @@ def run_once(wl, rounds, tool, freq, out, errfile):
     prof = None
     res = {"tool": tool or "none", "freq": freq, "pid": pid}
     if tool:
-        tfile = errfile + ".time"
         ferr = open(errfile, "wb")
         t0 = time.monotonic()
-        prof = subprocess.Popen([GNU_TIME, "-f", "%e %U %S %M", "-o", tfile] +
-                                recorder_cmd(tool, pid, freq, out),
+        prof = subprocess.Popen(recorder_cmd(tool, pid, freq, out),
                                 stdout=subprocess.DEVNULL, stderr=ferr)
         if not wait_profiler_ready(prof.pid):
             log("warning: %s did not open its events in time" % tool)
@@ -218,8 +245,7 @@ def run_once(wl, rounds, tool, freq, out, errfile):
         ferr.close()
         res["rec_status"] = os.waitstatus_to_exitcode(status)
         res["rec_cpu_s"] = ru.ru_utime + ru.ru_stime
-        gnu = open(tfile).read().split()
-        res["rec_maxrss_kb"] = int(gnu[-1]) if gnu else ru.ru_maxrss
+        res["rec_maxrss_kb"] = ru.ru_maxrss
         res["rec_stderr"] = open(errfile, errors="replace").read()[-2000:]
         res["file_bytes"] = os.path.getsize(out) if os.path.exists(out) else 0
     return res
@@ -258,8 +284,8 @@ def offline_perf(data, d, tag):
     r["perf_script"] = timed([PERF, "script", "-i", data], stdout=txt,
                              stderr=os.path.join(d, "perf-script.err"), tag=tag)
     r["fold_perf"] = timed([PYTHON, FOLD_PERF], stdin=txt, stdout=fold, tag=tag)
-    r["perf_pipe"] = timed(["sh", "-c", '"$0" script -i "$1" 2>/dev/null | "$2" "$3"',
-                            PERF, data, PYTHON, FOLD_PERF], stdout=fold, tag=tag)
+    r["perf_pipe"] = timed_pipe([[PERF, "script", "-i", data],
+                                 [PYTHON, FOLD_PERF]], stdout=fold, tag=tag)
     r["perf_stackcollapse"] = timed([PERF, "script", "report", "stackcollapse",
                                      "-i", data], stdout=sc,
                                     stderr=os.path.join(d, "perf-sc.err"), tag=tag)
@@ -288,11 +314,10 @@ def offline_sp(raw, d, tag):
     r["sp_symbolize_again"] = timed(sym_cmd, stdin=unw, stdout=sym,
                                     stderr=os.path.join(d, "sp-symbolize.err"), tag=tag)
     r["sp_fold"] = timed([SP["sp-fold"]], stdin=sym, stdout=fold, tag=tag)
-    pipe = ["sh", "-c", '"$0" -q < "$1" | "$2" --cache-dir "$3" 2>/dev/null | "$4"',
-            SP["sp-unwind"], raw, SP["sp-symbolize"], cache, SP["sp-fold"]]
+    pipe = [[SP["sp-unwind"], "-q"], sym_cmd, [SP["sp-fold"]]]
     shutil.rmtree(cache, ignore_errors=True)
-    r["sp_pipe"] = timed(pipe, stdout=fold, tag=tag)
-    r["sp_pipe_again"] = timed(pipe, stdout=fold, tag=tag)
+    r["sp_pipe"] = timed_pipe(pipe, stdin=raw, stdout=fold, tag=tag)
+    r["sp_pipe_again"] = timed_pipe(pipe, stdin=raw, stdout=fold, tag=tag)
     shutil.rmtree(cache, ignore_errors=True)
     err = open(os.path.join(d, "sp-unwind.err"), errors="replace").read()
     m = re.search(r"(\d+) samples, (\d+) stacks", err)
@@ -419,6 +444,14 @@ def sh(cmd):
         return ""
 
 
+def exec_floor_ms():
+    """CPU of starting and ending a process that does nothing (/bin/true),
+    median of 21, measured the way every command is: the floor under
+    each stage of a pipeline on this machine."""
+    return round(1000 * statistics.median(
+        timed(["/bin/true"])["cpu_s"] for _ in range(21)), 2)
+
+
 def machine():
     m = {"kernel": platform.release(), "cpus": os.cpu_count(),
          "cpu_model": sh("lscpu | sed -n 's/^Model name: *//p'"),
@@ -434,7 +467,8 @@ def machine():
          "perf_mmap_default": "perf record -m default (perf_event_mlock_kb %s KiB): "
                               "512 KiB per CPU" % sh("cat /proc/sys/kernel/perf_event_mlock_kb"),
          "sp_mmap_default": "sp-record -m default: 2048 pages (8 MiB) per CPU",
-         "git": sh("cd %s && git rev-parse --short HEAD && git status --short | wc -l" % ROOT)}
+         "git": sh("cd %s && git rev-parse --short HEAD && git status --short | wc -l" % ROOT),
+         "exec_floor_ms": exec_floor_ms()}
     return m
 
 
@@ -615,29 +649,28 @@ def bench_rss(rate, results):
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         log("peak RSS: %g s recording at %d Hz (both tools at once)" % (secs, RSS_FREQ))
-        w = subprocess.Popen(workload_cmd("c1", rounds), stdout=subprocess.PIPE)
+        w = subprocess.Popen(workload_cmd("c1", rounds), stdout=subprocess.PIPE,
+                             cwd=TMP)
         pid = int(w.stdout.readline().split()[1])
         recs = {}
         procs = {}
         for tool in ("perf", "sp"):
             path = os.path.join(d, "perf.data" if tool == "perf" else "sp.raw")
-            tfile = os.path.join(d, tool + ".time")
             ferr = open(os.path.join(d, tool + ".err"), "wb")
             procs[tool] = (subprocess.Popen(
-                [GNU_TIME, "-f", "%e %U %S %M", "-o", tfile] +
                 recorder_cmd(tool, pid, RSS_FREQ, path),
-                stdout=subprocess.DEVNULL, stderr=ferr), ferr, path, tfile)
+                stdout=subprocess.DEVNULL, stderr=ferr), ferr, path)
             wait_profiler_ready(procs[tool][0].pid)
         os.kill(pid, signal.SIGUSR1)
         rest = w.stdout.read().decode()
         w.wait()
-        for tool, (p, ferr, path, tfile) in procs.items():
-            p.wait()
+        for tool, (p, ferr, path) in procs.items():
+            _, _, ru = os.wait4(p.pid, 0)
             ferr.close()
             r = {"path": path, "file_bytes": os.path.getsize(path),
                  "rec_stderr": open(os.path.join(d, tool + ".err"),
                                     errors="replace").read()[-2000:],
-                 "rec_maxrss_kb": int(open(tfile).read().split()[-1])}
+                 "rec_maxrss_kb": ru.ru_maxrss}
             process_recording("c1", tool, r, d, "rss")
             if tool == "sp" and secs == max(RSS_S):
                 keep_for_profile("c1-long", path, pid)

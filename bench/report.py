@@ -172,11 +172,15 @@ def render(results):
     a("")
     a("- Started %s, took %.0f s. Machine: %s, %s CPUs, %s, %s, kernel %s; %s; %s; "
       "workload Python: %s; node: %s. `kernel.perf_event_paranoid` = %s, "
-      "`perf_event_max_sample_rate` = %s." % (
+      "`perf_event_max_sample_rate` = %s.%s" % (
           results["started"], results["elapsed_s"], m["cpu_model"], m["cpus"], m["mem"],
           m["os"], m["kernel"], m["perf"], m["cc"], m["python_workload"] or "none",
           m.get("node_workload") or "none",
-          m["perf_event_paranoid"], m["perf_event_max_sample_rate"]))
+          m["perf_event_paranoid"], m["perf_event_max_sample_rate"],
+          " Starting and ending a process that does nothing (`/bin/true`) costs "
+          "%.1f ms of CPU here: the floor under every command and every stage of "
+          "a pipeline." % m["exec_floor_ms"] if m.get("exec_floor_ms") is not None
+          else ""))
     a("- Load: load average %s at the start, %s at the end; other processes used "
       "%.0f CPU-seconds during the run, %.0f%% of the machine's capacity (the bench "
       "itself: %.0f CPU-s). %s" % (
@@ -209,14 +213,15 @@ def render(results):
     a("# recorders, attached while the workload waits; both end when it exits")
     a("perf record -e cpu-clock -F HZ --call-graph dwarf,%d -p PID -o perf.data" % c["stack"])
     a("sp-record -p PID -F HZ --stack-size %d -e cpu-clock -o sp.raw" % c["stack"])
-    a("# offline, each under /usr/bin/time -f '%e %U %S %M' (CPU from wait4 rusage)")
+    a("# offline, each started directly (CPU and peak RSS from wait4 rusage; a pipeline's")
+    a("# stages are started with pipes between them, as a shell would, and summed)")
     a("perf script -i perf.data > perf.txt;  python3 bench/fold_perf.py < perf.txt > perf.folded")
-    a("sh -c 'perf script -i perf.data | python3 bench/fold_perf.py' > perf.folded")
+    a("perf script -i perf.data | python3 bench/fold_perf.py > perf.folded")
     a("perf script report stackcollapse -i perf.data > perf.stackcollapse")
     a("# sp-symbolize's symbol cache: a directory per recording, empty before the first run")
     a("sp-unwind < sp.raw > sp.unw;  sp-symbolize --cache-dir C < sp.unw > sp.sym;  sp-fold < sp.sym > sp.folded")
     a("sp-symbolize --cache-dir C < sp.unw > sp.sym                   # again")
-    a("sh -c 'sp-unwind -q < sp.raw | sp-symbolize --cache-dir C | sp-fold' > sp.folded   # C emptied; then again")
+    a("sp-unwind -q < sp.raw | sp-symbolize --cache-dir C | sp-fold > sp.folded   # C emptied; then again")
     a("sp-spool write sp.spool < sp.unw;  sp-spool info --json sp.spool")
     a("# samples and lost samples of perf.data")
     a("perf report -i perf.data --stats")
