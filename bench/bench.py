@@ -6,9 +6,9 @@ Run by bench/run.sh (which checks the dependencies and builds the
 workloads); see docs/PERFORMANCE.md for what is measured and why.  Writes
 bench/results/<name>.json and, unless BENCH_QUICK=1, the generated part of
 docs/PERFORMANCE.md.  Every time is taken from wait4(2)'s rusage of the
-measured command itself, started directly (no wrapper process, no shell:
-a pipeline is its stages started with pipes between them, their rusages
-summed), at microsecond resolution.
+measured command itself, at microsecond resolution, as bench/rusage.c
+reports it: no python, shell or GNU time is counted, and a pipeline is its
+stages started with pipes between them, their rusages summed.
 
 Environment (defaults for the full run; BENCH_QUICK=1 shrinks them):
   BENCH_REPS       recordings per tool per workload and frequency (6; quick 2)
@@ -33,6 +33,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import itertools
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -80,6 +81,8 @@ def snapshot_tools():
     os.environ["SP_BIN"] = SNAP	# for bench/profile-stage.sh
     return info
 WL_DEEP = os.path.join(TMP, "bw-deep")
+RUSAGE = os.path.join(TMP, "rusage")
+_seq = itertools.count()
 WL_PY = os.path.join(BENCH, "workloads", "bw-python.py")
 WL_JS = os.path.join(BENCH, "workloads", "bw-node.js")
 NODE = os.environ.get("BENCH_NODE") or shutil.which("node") or ""
@@ -101,26 +104,39 @@ def _opened(path, mode):
     return open(path, mode) if path else subprocess.DEVNULL
 
 
-def _usage(ru):
-    return {"user_s": ru.ru_utime, "sys_s": ru.ru_stime,
-            "cpu_s": ru.ru_utime + ru.ru_stime, "maxrss_kb": ru.ru_maxrss}
+def measured(argv, tag):
+    """argv started through bench/rusage.c, which writes the command's own
+    wait4 figures to the returned file."""
+    rfile = os.path.join(TMP, "rusage.%s.%d" % (tag, next(_seq)))
+    return [RUSAGE, rfile] + argv, rfile
+
+
+def usage_of(rfile):
+    try:
+        u, s, rss, st = (int(x) for x in open(rfile).read().split())
+    except (OSError, ValueError):
+        return {"user_s": 0.0, "sys_s": 0.0, "cpu_s": 0.0, "maxrss_kb": 0,
+                "status": 255}
+    os.unlink(rfile)
+    return {"user_s": u / 1e6, "sys_s": s / 1e6, "cpu_s": (u + s) / 1e6,
+            "maxrss_kb": rss, "status": st}
 
 
 def timed(argv, stdin=None, stdout=None, stderr=None, tag="cmd"):
-    """Run argv; return wall, user, sys, maxrss and status from wait4's
-    rusage of the command itself (and the children it waited for): no
-    wrapper process is part of what is measured."""
+    """Run argv; return its wall, user, sys, peak RSS and status.  CPU and
+    RSS are the command's own (and its waited-for children's), from
+    wait4, with no wrapper process, shell or python counted."""
     fin, fout, ferr = (_opened(stdin, "rb"), _opened(stdout, "wb"),
                        _opened(stderr, "wb"))
+    cmd, rfile = measured(argv, tag)
     t0 = time.monotonic()
-    p = subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=ferr)
-    _, status, ru = os.wait4(p.pid, 0)
+    subprocess.run(cmd, stdin=fin, stdout=fout, stderr=ferr)
     wall = time.monotonic() - t0
     for f in (fin, fout, ferr):
         if f is not subprocess.DEVNULL:
             f.close()
-    r = _usage(ru)
-    r.update({"wall_s": wall, "status": os.waitstatus_to_exitcode(status)})
+    r = usage_of(rfile)
+    r["wall_s"] = wall
     return r
 
 
@@ -134,27 +150,36 @@ def timed_pipe(stages, stdin=None, stdout=None, tag="cmd"):
     procs, prev = [], fin
     for i, argv in enumerate(stages):
         last = i == len(stages) - 1
-        p = subprocess.Popen(argv, stdin=prev,
+        cmd, rfile = measured(argv, tag)
+        p = subprocess.Popen(cmd, stdin=prev,
                              stdout=fout if last else subprocess.PIPE,
                              stderr=subprocess.DEVNULL)
         if prev is not fin:
             prev.close()
         prev = p.stdout
-        procs.append(p)
+        procs.append((p, rfile))
     r = {"user_s": 0.0, "sys_s": 0.0, "cpu_s": 0.0, "maxrss_kb": 0, "status": 0}
-    for p in procs:
-        _, status, ru = os.wait4(p.pid, 0)
-        u = _usage(ru)
+    for p, rfile in procs:
+        p.wait()
+        u = usage_of(rfile)
         for k in ("user_s", "sys_s", "cpu_s"):
             r[k] += u[k]
         r["maxrss_kb"] = max(r["maxrss_kb"], u["maxrss_kb"])
-        if os.waitstatus_to_exitcode(status) != 0:
-            r["status"] = os.waitstatus_to_exitcode(status)
+        if u["status"] != 0:
+            r["status"] = u["status"]
     r["wall_s"] = time.monotonic() - t0
     for f in (fin, fout):
         if f is not subprocess.DEVNULL:
             f.close()
     return r
+
+
+def children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
 
 
 def perf_fds(pid):
@@ -171,13 +196,14 @@ def perf_fds(pid):
     return n
 
 
-def wait_profiler_ready(pid, timeout=15.0):
-    """Wait until the profiler has opened its events and their number has
-    stopped changing; then SETTLE_S more."""
+def wait_profiler_ready(starter_pid, timeout=15.0):
+    """Wait until the profiler (the child of bench/rusage.c) has opened its
+    events and their number has stopped changing; then SETTLE_S more."""
     end = time.monotonic() + timeout
     last, stable = -1, 0
     while time.monotonic() < end:
-        n = max(perf_fds(pid), 0)
+        kids = children(starter_pid)
+        n = max(perf_fds(kids[0]), 0) if kids else 0
         if n > 0 and n == last:
             stable += 1
             if stable >= 3:
@@ -223,7 +249,8 @@ def run_once(wl, rounds, tool, freq, out, errfile):
     if tool:
         ferr = open(errfile, "wb")
         t0 = time.monotonic()
-        prof = subprocess.Popen(recorder_cmd(tool, pid, freq, out),
+        cmd, rfile = measured(recorder_cmd(tool, pid, freq, out), "rec")
+        prof = subprocess.Popen(cmd,
                                 stdout=subprocess.DEVNULL, stderr=ferr)
         if not wait_profiler_ready(prof.pid):
             log("warning: %s did not open its events in time" % tool)
@@ -241,11 +268,12 @@ def run_once(wl, rounds, tool, freq, out, errfile):
         raise RuntimeError("workload %s printed no time: %r" % (wl, rest))
     res["work_s"] = float(m.group(1))
     if prof:
-        _, status, ru = os.wait4(prof.pid, 0)
+        prof.wait()
         ferr.close()
-        res["rec_status"] = os.waitstatus_to_exitcode(status)
-        res["rec_cpu_s"] = ru.ru_utime + ru.ru_stime
-        res["rec_maxrss_kb"] = ru.ru_maxrss
+        u = usage_of(rfile)
+        res["rec_status"] = u["status"]
+        res["rec_cpu_s"] = u["cpu_s"]
+        res["rec_maxrss_kb"] = u["maxrss_kb"]
         res["rec_stderr"] = open(errfile, errors="replace").read()[-2000:]
         res["file_bytes"] = os.path.getsize(out) if os.path.exists(out) else 0
     return res
@@ -657,20 +685,20 @@ def bench_rss(rate, results):
         for tool in ("perf", "sp"):
             path = os.path.join(d, "perf.data" if tool == "perf" else "sp.raw")
             ferr = open(os.path.join(d, tool + ".err"), "wb")
+            cmd, rfile = measured(recorder_cmd(tool, pid, RSS_FREQ, path), "rss")
             procs[tool] = (subprocess.Popen(
-                recorder_cmd(tool, pid, RSS_FREQ, path),
-                stdout=subprocess.DEVNULL, stderr=ferr), ferr, path)
+                cmd, stdout=subprocess.DEVNULL, stderr=ferr), ferr, path, rfile)
             wait_profiler_ready(procs[tool][0].pid)
         os.kill(pid, signal.SIGUSR1)
         rest = w.stdout.read().decode()
         w.wait()
-        for tool, (p, ferr, path) in procs.items():
-            _, _, ru = os.wait4(p.pid, 0)
+        for tool, (p, ferr, path, rfile) in procs.items():
+            p.wait()
             ferr.close()
             r = {"path": path, "file_bytes": os.path.getsize(path),
                  "rec_stderr": open(os.path.join(d, tool + ".err"),
                                     errors="replace").read()[-2000:],
-                 "rec_maxrss_kb": ru.ru_maxrss}
+                 "rec_maxrss_kb": usage_of(rfile)["maxrss_kb"]}
             process_recording("c1", tool, r, d, "rss")
             if tool == "sp" and secs == max(RSS_S):
                 keep_for_profile("c1-long", path, pid)

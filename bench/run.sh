@@ -55,6 +55,8 @@ done
 mkdir -p "$tmp"
 ${CC:-cc} -O2 -g -fomit-frame-pointer -pthread -Wall -Wextra \
 	-o "$tmp/bw-deep" "$root/bench/workloads/bw-deep.c"
+# what each measured command costs, as wait4 reports it (bench/rusage.c)
+${CC:-cc} -O2 -Wall -Wextra -o "$tmp/rusage" "$root/bench/rusage.c"
 
 # Python 3.12 with -X perf, where available
 py=${BENCH_PY312:-}
