@@ -48,7 +48,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err base/idset \
 	format/spool-codec format/spool-write format/spool-read \
 	os/perf os/procfs os/launch os/kallsyms os/perfmap os/perm \
 	elf/elfcache elf/symtab elf/plt elf/buildid elf/procs elf/debuginfo \
-	elf/dwarfinfo elf/demangle elf/jitdump elf/gopclntab elf/bidstore \
+	elf/dwarfinfo elf/dwslice elf/demangle elf/jitdump elf/gopclntab elf/bidstore \
 	elf/locate elf/symcache \
 	record/record record/events record/convert record/merge record/attach \
 	record/synth record/capture record/stacktail record/keep \

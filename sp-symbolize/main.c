@@ -151,6 +151,10 @@ static void print_stats(const struct sp_symbolize_stats *st)
 		" jitdump loads\n", st->modules, st->dwarf_opens,
 		st->dwarf_units, st->debug_files, st->perf_map_loads,
 		st->jitdump_loads);
+	if (st->dwarf_compressed)
+		fprintf(stderr, "sp-symbolize: compressed DWARF: %" PRIu64 " of %"
+			PRIu64 " KiB inflated\n", st->dwarf_inflated / 1024,
+			st->dwarf_compressed / 1024);
 	fprintf(stderr, "sp-symbolize: symbol cache: %" PRIu64 " files used, %"
 		PRIu64 " addresses named from them, %" PRIu64 " of other settings, %"
 		PRIu64 " damaged, %" PRIu64 " written (%" PRIu64 " bytes)\n",

@@ -9,6 +9,7 @@
 #include "base/search.h"
 #include "base/grow.h"
 #include "dwarfinfo.h"
+#include "dwslice.h"
 #include "base/hashtab.h"
 
 struct cu_range {
@@ -24,6 +25,7 @@ struct cu_fns {
 
 struct sp_dwarf {
 	Dwarf *dw;
+	struct sp_dwslice *slice;	/* compressed DWARF read in part */
 	int indexed;
 	struct cu_range *ranges;	/* CUs, sorted */
 	size_t n, cap;
@@ -35,17 +37,17 @@ struct sp_dwarf {
 
 struct sp_dwarf *sp_dwarf_open(Elf *e)
 {
-	struct sp_dwarf *d;
-	Dwarf *dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
+	struct sp_dwarf *d = calloc(1, sizeof(*d));
 
-	if (!dw)
+	if (!d)
 		return NULL;
-	d = calloc(1, sizeof(*d));
-	if (!d) {
-		dwarf_end(dw);
+	d->slice = sp_dwslice_open(e);
+	d->dw = d->slice ? sp_dwslice_dwarf(d->slice)
+			 : dwarf_begin_elf(e, DWARF_C_READ, NULL);
+	if (!d->dw) {
+		free(d);
 		return NULL;
 	}
-	d->dw = dw;
 	return d;
 }
 
@@ -53,7 +55,10 @@ void sp_dwarf_free(struct sp_dwarf *d)
 {
 	if (!d)
 		return;
-	dwarf_end(d->dw);
+	if (d->slice)
+		sp_dwslice_free(d->slice);
+	else
+		dwarf_end(d->dw);
 	free(d->ranges);
 	while (d->ncus--)
 		free(d->cus[d->ncus].fns);
@@ -65,6 +70,13 @@ void sp_dwarf_free(struct sp_dwarf *d)
 unsigned sp_dwarf_units(const struct sp_dwarf *d)
 {
 	return d->units;
+}
+
+void sp_dwarf_inflated(const struct sp_dwarf *d, size_t *done, size_t *total)
+{
+	*done = *total = 0;
+	if (d->slice)
+		sp_dwslice_size(d->slice, done, total);
 }
 
 static int range_push(struct cu_range **v, size_t *n, size_t *cap,
@@ -166,10 +178,27 @@ static const struct cu_range *range_find(const struct cu_range *v, size_t n,
 	return best;
 }
 
+/*
+ * The CU holding pc: from a slice's .debug_aranges while every address so
+ * far had an entry there, else from the index of every CU's ranges (which
+ * needs all of a slice inflated).
+ */
 static int find_cu(struct sp_dwarf *d, uint64_t pc, Dwarf_Die *cu)
 {
 	const struct cu_range *r;
 
+	if (d->slice && !d->indexed) {
+		Dwarf_Off off;
+		int n = sp_dwslice_unit(d->slice, pc, &off);
+
+		if (n >= 0) {
+			d->units += n;
+			return dwarf_offdie(d->dw, off, cu) ? 0 : -1;
+		}
+		if (n != -ENOENT || sp_dwslice_whole(d->slice))
+			return -1;
+		d->units = 0;
+	}
 	if (!d->indexed)
 		build_index(d);
 	r = range_find(d->ranges, d->n, pc);

@@ -50,4 +50,10 @@ int sp_dwarf_lookup(struct sp_dwarf *d, uint64_t pc, unsigned flags,
 /* Compilation units indexed (0 before the first lookup). */
 unsigned sp_dwarf_units(const struct sp_dwarf *d);
 
+/*
+ * Of compressed debug sections: the bytes inflated so far and what they
+ * hold uncompressed (0 and 0 when libdw read the file by itself).
+ */
+void sp_dwarf_inflated(const struct sp_dwarf *d, size_t *done, size_t *total);
+
 #endif

@@ -93,10 +93,17 @@ void src_elf_stats(const struct src_elf *e, struct sp_symbolize_stats *st)
 {
 	size_t i;
 
-	st->dwarf_units = 0;
-	for (i = 0; i < e->nmodules; i++)
-		if (e->modules[i]->dwarf)
-			st->dwarf_units += sp_dwarf_units(e->modules[i]->dwarf);
+	st->dwarf_units = st->dwarf_inflated = st->dwarf_compressed = 0;
+	for (i = 0; i < e->nmodules; i++) {
+		size_t done, total;
+
+		if (!e->modules[i]->dwarf)
+			continue;
+		st->dwarf_units += sp_dwarf_units(e->modules[i]->dwarf);
+		sp_dwarf_inflated(e->modules[i]->dwarf, &done, &total);
+		st->dwarf_inflated += done;
+		st->dwarf_compressed += total;
+	}
 	st->debug_files = e->finder ? sp_debug_finder_opened(e->finder) : 0;
 }
 

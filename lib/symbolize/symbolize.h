@@ -177,6 +177,8 @@ struct sp_symbolize_stats {
 	uint64_t modules;	/* ELF modules symbolized */
 	uint64_t dwarf_opens;	/* modules whose DWARF was opened */
 	uint64_t dwarf_units;	/* compilation units indexed */
+	uint64_t dwarf_inflated;	/* bytes of compressed DWARF inflated */
+	uint64_t dwarf_compressed;	/* of how many, uncompressed */
 	uint64_t debug_files;	/* separate debug files and images opened */
 	uint64_t jitdump_loads;
 	uint64_t no_buildid_frames;	/* frames of files missing with their

@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-dwslice.c: DWARF read from compressed debug sections in part gives
+ * the answers libdw gives from the whole, inflates less, and survives
+ * damage.
+ *
+ * The files: this test's own executable (built -g), its copy with
+ * compressed debug sections (objcopy --compress-debug-sections), and, when
+ * libc6-dbg is installed, the C library's compressed debug file against
+ * its decompressed copy.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <gelf.h>
+
+#include "elf/buildid.h"
+#include "elf/dwarfinfo.h"
+#include "unit.h"
+
+static char dir[] = "/tmp/test-dwslice.XXXXXX";
+
+struct file {
+	int fd;
+	Elf *e;
+	struct sp_dwarf *d;
+};
+
+static int file_open(struct file *f, const char *path)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0)
+		return -1;
+	f->e = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	if (!f->e)
+		return -1;
+	f->d = sp_dwarf_open(f->e);
+	return f->d ? 0 : -1;
+}
+
+static void file_close(struct file *f)
+{
+	sp_dwarf_free(f->d);
+	if (f->e)
+		elf_end(f->e);
+	if (f->fd >= 0)
+		close(f->fd);
+}
+
+static int run(const char *const argv[])
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ?
+	       WEXITSTATUS(st) : -1;
+}
+
+static int same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* One address looked up in both: the same frames, field for field. */
+static int same_answer(struct file *a, struct file *b, uint64_t pc)
+{
+	struct sp_src_frame x[64], y[64];
+	unsigned flags = SP_DWARF_INLINES | SP_DWARF_LINES;
+	int n = sp_dwarf_lookup(a->d, pc, flags, x, 64), i;
+
+	if (n != sp_dwarf_lookup(b->d, pc, flags, y, 64))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!same_str(x[i].function, y[i].function) ||
+		    !same_str(x[i].file, y[i].file) || x[i].line != y[i].line ||
+		    x[i].decl_line != y[i].decl_line ||
+		    x[i].inlined != y[i].inlined)
+			return 0;
+	return 1;
+}
+
+/*
+ * Every step-th function symbol of sym's .symtab, at its start, middle
+ * and last byte: the same answers from plain and sliced.  Returns how many
+ * addresses were compared; *differ counts those that differed, *named
+ * those with an answer.
+ */
+static unsigned compare(const char *sympath, struct file *plain,
+			struct file *sliced, unsigned step, unsigned *differ,
+			unsigned *named)
+{
+	struct file s;
+	Elf_Scn *scn = NULL;
+	unsigned n = 0, k = 0;
+
+	*differ = *named = 0;
+	if (file_open(&s, sympath) && !s.e)
+		return 0;
+	while ((scn = elf_nextscn(s.e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			struct sp_src_frame f[4];
+			uint64_t pcs[3];
+			GElf_Sym sym;
+			int j;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_value || !sym.st_size || k++ % step)
+				continue;
+			pcs[0] = sym.st_value;
+			pcs[1] = sym.st_value + sym.st_size / 2;
+			pcs[2] = sym.st_value + sym.st_size - 1;
+			for (j = 0; j < 3; j++, n++) {
+				if (!same_answer(plain, sliced, pcs[j]))
+					(*differ)++;
+				if (sp_dwarf_lookup(plain->d, pcs[j], 0, f, 4) > 0)
+					(*named)++;
+			}
+		}
+	}
+	file_close(&s);
+	return n;
+}
+
+static uint64_t symbol_value(const char *path, const char *name)
+{
+	struct file s;
+	Elf_Scn *scn = NULL;
+	uint64_t v = 0;
+
+	file_open(&s, path);
+	while (s.e && (scn = elf_nextscn(s.e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i, str;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		str = sh.sh_link;
+		for (i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *nm;
+
+			if (gelf_getsym(d, (int)i, &sym) &&
+			    (nm = elf_strptr(s.e, str, sym.st_name)) &&
+			    !strcmp(nm, name))
+				v = sym.st_value;
+		}
+	}
+	file_close(&s);
+	return v;
+}
+
+/* The file offset and size of section name's bytes in path. */
+static int section_at(const char *path, const char *name, off_t *off,
+		      size_t *size)
+{
+	struct file s;
+	Elf_Scn *scn = NULL;
+	size_t shstr;
+	int found = 0;
+
+	file_open(&s, path);
+	if (s.e && !elf_getshdrstrndx(s.e, &shstr))
+		while ((scn = elf_nextscn(s.e, scn))) {
+			GElf_Shdr sh;
+			const char *nm;
+
+			if (gelf_getshdr(scn, &sh) &&
+			    (nm = elf_strptr(s.e, shstr, sh.sh_name)) &&
+			    !strcmp(nm, name)) {
+				*off = (off_t)sh.sh_offset;
+				*size = sh.sh_size;
+				found = 1;
+			}
+		}
+	file_close(&s);
+	return found ? 0 : -1;
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	const char *argv[] = { "cp", from, to, NULL };
+
+	CHECK(run(argv) == 0);
+}
+
+static void poke(const char *path, off_t at, const void *bytes, size_t n)
+{
+	int fd = open(path, O_WRONLY);
+
+	CHECK(fd >= 0 && pwrite(fd, bytes, n, at) == (ssize_t)n);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Look everything up in a damaged copy: no crash, no hang (ASan, UBSan). */
+static void lookups_survive(const char *path, const char *sympath)
+{
+	struct file dam, s2;
+	unsigned differ, named, n;
+
+	if (file_open(&dam, path)) {
+		/* refused as a whole: as good an answer as any */
+		file_close(&dam);
+		CHECK(1);
+		return;
+	}
+	memset(&s2, 0, sizeof(s2));
+	s2.d = dam.d;
+	n = compare(sympath, &dam, &s2, 1, &differ, &named);
+	CHECK(n > 0);
+	file_close(&dam);
+}
+
+static void test_self(const char *self)
+{
+	char comp[4200], bad[4200];
+	const char *zargv[] = { "objcopy", "--compress-debug-sections=zlib-gabi",
+				self, comp, NULL };
+	struct file plain, sliced, one;
+	unsigned differ, named, n;
+	size_t done, total, size;
+	struct sp_src_frame f[8];
+	uint64_t pc;
+	off_t off;
+
+	snprintf(comp, sizeof(comp), "%s/self.z", dir);
+	if (run(zargv) != 0) {
+		fprintf(stderr, "test-dwslice: objcopy (binutils) is missing\n");
+		CHECK(0);
+		return;
+	}
+	CHECK(file_open(&plain, self) == 0);
+	CHECK(file_open(&sliced, comp) == 0);
+	if (!plain.d || !sliced.d)
+		return;
+	sp_dwarf_inflated(plain.d, &done, &total);
+	CHECK(total == 0);		/* uncompressed: libdw reads it all */
+
+	/* a function: its unit alone (the file is smaller than a step) */
+	CHECK(file_open(&one, comp) == 0);
+	pc = symbol_value(self, "main");
+	CHECK(pc != 0);
+	CHECK(one.d && sp_dwarf_lookup(one.d, pc, SP_DWARF_LINES, f, 8) > 0);
+	if (one.d) {
+		sp_dwarf_inflated(one.d, &done, &total);
+		CHECK(total > 0 && done <= total);
+		CHECK(sp_dwarf_units(one.d) == 1);
+	}
+	file_close(&one);
+
+	n = compare(self, &plain, &sliced, 1, &differ, &named);
+	CHECK(n > 300);
+	CHECK(named > 100);
+	CHECK(differ == 0);
+	printf("test-dwslice: self: %u addresses, %u named, %u differ\n", n, named, differ);
+	if (differ)
+		fprintf(stderr, "test-dwslice: %u of %u addresses differ\n",
+			differ, n);
+	file_close(&plain);
+	file_close(&sliced);
+
+	/* damage in the middle of the compressed units */
+	CHECK(section_at(comp, ".debug_info", &off, &size) == 0);
+	snprintf(bad, sizeof(bad), "%s/self.bad", dir);
+	copy_file(comp, bad);
+	poke(bad, off + (off_t)(size / 2), "\xde\xad\xbe\xef\x00\x11\x22\x33", 8);
+	poke(bad, off + (off_t)(size / 3), "\xff\xff\xff\xff\xff\xff\xff\xff", 8);
+	lookups_survive(bad, self);
+
+	/* a stream shorter than its header says (ch_size doubled) */
+	copy_file(comp, bad);
+	{
+		Elf64_Chdr ch;
+		int fd = open(bad, O_RDONLY);
+
+		CHECK(fd >= 0 && pread(fd, &ch, sizeof(ch), off) == sizeof(ch));
+		if (fd >= 0)
+			close(fd);
+		ch.ch_size *= 2;
+		poke(bad, off, &ch, sizeof(ch));
+	}
+	lookups_survive(bad, self);
+
+	/* the aranges cut short: refused or read, never trusted past the end */
+	CHECK(section_at(comp, ".debug_aranges", &off, &size) == 0);
+	copy_file(comp, bad);
+	poke(bad, off + (off_t)size - 16, "\x00\x00\x00\x00\x00\x00\x00\x00"
+	     "\x00\x00\x00\x00\x00\x00\x00\x00", 16);
+	lookups_survive(bad, self);
+}
+
+/* The C library's debug file, when installed, against its decompressed copy. */
+static void test_libc(void)
+{
+	char path[4200], plainpath[4200], hex[2 * SP_BUILD_ID_MAX + 1];
+	const char *dargv[] = { "objcopy", "--decompress-debug-sections", path,
+				plainpath, NULL };
+	uint8_t id[SP_BUILD_ID_MAX];
+	struct sp_src_frame f[8];
+	size_t done, total;
+	uint64_t pc;
+	struct file plain, sliced, lib;
+	unsigned differ, named, n;
+	size_t len, i;
+
+	lib.fd = -1;
+	if (file_open(&lib, "/lib/x86_64-linux-gnu/libc.so.6") && !lib.e) {
+		file_close(&lib);
+		return;
+	}
+	len = sp_elf_build_id(lib.e, id);
+	file_close(&lib);
+	if (len <= 1)
+		return;
+	for (i = 0; i < len; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+		 hex, hex + 2);
+	if (access(path, R_OK)) {
+		printf("test-dwslice: no %s (libc6-dbg): the C library's "
+		       "debug file is not compared\n", path);
+		return;
+	}
+	snprintf(plainpath, sizeof(plainpath), "%s/libc.debug", dir);
+	CHECK(run(dargv) == 0);
+	/* one address: its unit's part of the sections, a small share */
+	CHECK(file_open(&sliced, path) == 0);
+	pc = symbol_value(path, "__libc_start_call_main");
+	CHECK(pc != 0);
+	CHECK(sliced.d && sp_dwarf_lookup(sliced.d, pc, SP_DWARF_LINES |
+					 SP_DWARF_INLINES, f, 8) > 0);
+	if (sliced.d) {
+		sp_dwarf_inflated(sliced.d, &done, &total);
+		CHECK(total > 1000000 && done < total / 4);
+		printf("test-dwslice: libc, one address: %zu of %zu bytes "
+		       "inflated\n", done, total);
+	}
+	file_close(&sliced);
+
+	CHECK(file_open(&plain, plainpath) == 0);
+	CHECK(file_open(&sliced, path) == 0);
+	if (plain.d && sliced.d) {
+		n = compare(path, &plain, &sliced, 5, &differ, &named);
+		CHECK(n > 1000);
+		CHECK(named > n / 2);
+		CHECK(differ == 0);
+		printf("test-dwslice: libc: %u addresses, %u named, %u differ\n", n, named, differ);
+		if (differ)
+			fprintf(stderr, "test-dwslice: libc: %u of %u addresses "
+				"differ\n", differ, n);
+	}
+	file_close(&plain);
+	file_close(&sliced);
+}
+
+int main(void)
+{
+	char self[4200];
+	ssize_t n;
+
+	elf_version(EV_CURRENT);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	CHECK(n > 0);
+	if (n <= 0 || !mkdtemp(dir))
+		return unit_done("test-dwslice");
+	self[n] = 0;
+	test_self(self);
+	test_libc();
+	{
+		const char *argv[] = { "rm", "-rf", dir, NULL };
+
+		run(argv);
+	}
+	return unit_done("test-dwslice");
+}
