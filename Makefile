@@ -25,8 +25,21 @@ DEVELOPER_CFLAGS = -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
 	-Wno-unused-parameter -Wno-missing-field-initializers -Werror
 ALL_CFLAGS = -std=gnu11 $(DEVELOPER_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) \
 	-Ilib -I$(O)/build/gen -DSP_VERSION='"$(VERSION)"' -D_GNU_SOURCE -fPIC
-LDLIBS = -lunwind-x86_64 -lunwind -ldw -lelf -liberty -llzma -lz -lprotobuf-c \
-	-lpthread -lm
+# The tools link these statically (libunwind and the C library stay
+# shared: Debian's libunwind archives are not position-independent, and
+# sp-unwind/nosigmask.c relies on libunwind binding to it at run time):
+# loading and relocating them as shared objects cost each tool about
+# 3.5 ms of CPU at every start here, more than a short recording's whole
+# symbolizing (docs/PERFORMANCE.md).  DYNAMIC=1 links them as shared
+# objects, as libstackpulse.so always does.
+UNWIND_LIBS = -lunwind-x86_64 -lunwind
+DEP_LIBS = -ldw -lelf -liberty -llzma -lz -lbz2 -lprotobuf-c
+SO_LDLIBS = $(UNWIND_LIBS) $(DEP_LIBS) -lpthread -lm
+ifdef DYNAMIC
+LDLIBS = $(SO_LDLIBS)
+else
+LDLIBS = $(UNWIND_LIBS) -Wl,-Bstatic $(DEP_LIBS) -Wl,-Bdynamic -lpthread -lm
+endif
 ifdef SANITIZE
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
@@ -134,7 +147,7 @@ $(LIB_SO): $(LIB_OBJS) $(O)/lib/libstackpulse.map
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) \
 		-Wl,--version-script=$(O)/lib/libstackpulse.map -o $@ \
-		$(LIB_OBJS) $(LDLIBS)
+		$(LIB_OBJS) $(SO_LDLIBS)
 	$(Q)ln -sf $(notdir $@) $(O)/lib/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(O)/lib/libstackpulse.so
 
