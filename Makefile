@@ -226,7 +226,7 @@ fuzz-replay: $(REPLAY_BINS)
 		$(O)/build/replay/$$f tests/fuzz/corpus/$$f tests/fuzz/regress/$$f; done
 
 # Packages the build and the tests need, installed when missing and root.
-DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev bats bats-assert \
+DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev libbz2-dev bats bats-assert \
 	bats-support g++ binutils libiberty-dev liblzma-dev xz-utils \
 	pkg-config python3 util-linux protobuf-c-compiler libprotobuf-c-dev \
 	libxml2-utils chromium fonts-dejavu-core golang-go clang libclang-rt-dev \
