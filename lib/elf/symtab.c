@@ -45,19 +45,84 @@ static int sym_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Sort, keep the winner of each address: t->syms holds n candidates. */
+/* A symbol's address and where it is, for sorting. */
+struct order {
+	uint64_t start;
+	size_t i;
+};
+
+/*
+ * Sort v by start: least significant digit first, 11 bits a pass, skipping
+ * the digits every key shares.  Stable, so equal starts keep their order.
+ * Linear in n: a large symbol table (node's .symtab holds 185,000 function
+ * symbols) costs a few passes over it instead of n log n comparisons.
+ * Returns the sorted array (v or tmp).
+ */
+static struct order *radix_sort(struct order *v, struct order *tmp, size_t n)
+{
+	uint64_t differ = 0;
+	unsigned shift;
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		differ |= v[i].start ^ v[0].start;
+	for (shift = 0; shift < 64; shift += 11) {
+		size_t count[2048] = { 0 }, pos = 0, c;
+		struct order *swap;
+
+		if (!((differ >> shift) & 0x7ff))
+			continue;
+		for (i = 0; i < n; i++)
+			count[(v[i].start >> shift) & 0x7ff]++;
+		for (i = 0; i < 2048; i++) {
+			c = count[i];
+			count[i] = pos;
+			pos += c;
+		}
+		for (i = 0; i < n; i++)
+			tmp[count[(v[i].start >> shift) & 0x7ff]++] = v[i];
+		swap = v;
+		v = tmp;
+		tmp = swap;
+	}
+	return v;
+}
+
+/*
+ * Keep the winner of each address (the least by sym_cmp), sorted by
+ * address: t->syms holds n candidates.  NULL, with t freed, when there
+ * are none or memory ran out.
+ */
 static struct sp_symtab *rank(struct sp_symtab *t, size_t n)
 {
-	size_t i, k = 0;
+	struct order *ord, *sorted;
+	struct sp_sym *out;
+	size_t i, j, k = 0;
 
-	if (!n) {
+	if (!n || n > SIZE_MAX / (2 * sizeof(*ord)) ||
+	    !(ord = malloc(2 * n * sizeof(*ord)))) {
 		sp_symtab_free(t);
 		return NULL;
 	}
-	qsort(t->syms, n, sizeof(*t->syms), sym_cmp);
+	if (!(out = malloc(n * sizeof(*out)))) {
+		free(ord);
+		sp_symtab_free(t);
+		return NULL;
+	}
 	for (i = 0; i < n; i++)
-		if (!k || t->syms[k - 1].start != t->syms[i].start)
-			t->syms[k++] = t->syms[i];
+		ord[i] = (struct order){ t->syms[i].start, i };
+	sorted = radix_sort(ord, ord + n, n);
+	for (i = 0; i < n; i = j) {
+		const struct sp_sym *best = &t->syms[sorted[i].i];
+
+		for (j = i + 1; j < n && sorted[j].start == sorted[i].start; j++)
+			if (sym_cmp(&t->syms[sorted[j].i], best) < 0)
+				best = &t->syms[sorted[j].i];
+		out[k++] = *best;
+	}
+	free(ord);
+	free(t->syms);
+	t->syms = out;
 	for (i = 0; i < k; i++)
 		if (!t->syms[i].size && (!t->syms[i].span ||
 					 t->syms[i].span > SP_SYM_UNSIZED_SPAN))
