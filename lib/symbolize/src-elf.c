@@ -138,7 +138,7 @@ nomem:
  * demangling) answers differently for the same file, so that no cache
  * written before is used.
  */
-#define ANSWER_GENERATION 1u
+#define ANSWER_GENERATION 2u
 
 /*
  * What the answers of a module depend on besides its build-id, for its
@@ -339,14 +339,23 @@ static const char *sym_name(struct sp_symbolizer *s,
 	return shown;
 }
 
-/* The n frames of a cache entry in out, their strings made the symbolizer's. */
+/*
+ * The n frames of a cache entry in out, their strings made the
+ * symbolizer's.  A frame the file names nothing at is kept with an empty
+ * name: it is named here by the mapping q asks through, as lookup() names
+ * it.
+ */
 static int from_cache(struct sp_symbolizer *s, struct src_module *mod,
-		      struct sp_frame *out, unsigned n)
+		      const struct sp_symq *q, struct sp_frame *out, unsigned n)
 {
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
-		out[i].function = sp_sym_intern(s, out[i].function);
+		if (out[i].origin == SP_FO_NONE && !*out[i].function)
+			out[i].function = sp_sym_offset_name(s, q->map->name,
+							     q->vaddr);
+		else
+			out[i].function = sp_sym_intern(s, out[i].function);
 		if (!out[i].function ||
 		    (out[i].symbol &&
 		     !(out[i].symbol = sp_sym_intern(s, out[i].symbol))) ||
@@ -380,7 +389,7 @@ static int lookup(struct sp_symbolizer *s, void *table,
 
 	if (mod->cache && (n = sp_symcache_find(mod->cache, q->vaddr,
 						q->precise, out, max)))
-		return from_cache(s, mod, out, n);
+		return from_cache(s, mod, q, out, n);
 	if (!mod->opened)
 		module_open(s, mod);
 	if (mod->key)
@@ -467,9 +476,12 @@ const struct sp_source sp_src_elf = {
 
 /*
  * The answers of mod to keep: those the symbolizer holds, then those of
- * its cache file it did not ask for again; not those of an address no
- * symbol names (their name is the mapping's, not the file's).  Into *out,
- * *n of them, their frames in *buf (both malloc'd).
+ * its cache file it did not ask for again.  An address no symbol names is
+ * named by its offset in the mapping, whose name is the process's, not
+ * the file's: its last frame is kept with an empty name (from_cache()
+ * names it again), so that a later run need not open the file to find
+ * that it names nothing there.  Into *out, *n of them, their frames in
+ * *buf (both malloc'd).
  */
 static int module_answers(struct sp_symbolizer *s, struct src_module *mod,
 			  struct sp_symcache_answer **out, size_t *n,
@@ -477,12 +489,27 @@ static int module_answers(struct sp_symbolizer *s, struct src_module *mod,
 {
 	const struct sp_answers *a = sp_sym_answers(s, mod);
 	struct sp_symcache_answer *v = NULL;
-	struct sp_frame *fr = NULL;
-	size_t cap = 0, nv = 0, i, nfr = 0, old = 0;
+	struct sp_frame *fr = NULL, *unnamed;
+	size_t cap = 0, nv = 0, i, nfr = 0, old = 0, nun = 0, room;
 	unsigned p, j, k;
 	uint64_t vaddr;
 	int precise;
 
+	/* room for the old entries' frames, then the unnamed answers' */
+	room = mod->cache ? sp_symcache_nframes(mod->cache) : 0;
+	for (p = 0; a && p < 2; p++)
+		for (i = 0; i < a->at[p].nslots; i++) {
+			const struct sp_u64slot *slot = &a->at[p].slots[i];
+
+			k = (unsigned)(slot->val & 0xff);
+			if (slot->used && k &&
+			    s->pool[(slot->val >> 8) + k - 1].origin == SP_FO_NONE)
+				room += k;
+		}
+	fr = malloc((room + 1) * sizeof(*fr));
+	if (!fr)
+		return -ENOMEM;
+	unnamed = fr + (mod->cache ? sp_symcache_nframes(mod->cache) : 0);
 	for (p = 0; a && p < 2; p++)
 		for (i = 0; i < a->at[p].nslots; i++) {
 			const struct sp_u64slot *slot = &a->at[p].slots[i];
@@ -494,8 +521,14 @@ static int module_answers(struct sp_symbolizer *s, struct src_module *mod,
 			k = (unsigned)(slot->val & 0xff);
 			for (j = 0; j < k && f[j].origin != SP_FO_NONE; j++)
 				;
-			if (j < k || !k)
+			if (!k || k > SP_SYMCACHE_MAX_CHAIN || j + 1 < k)
 				continue;
+			if (j < k) {	/* the last names nothing: the mapping's */
+				memcpy(unnamed + nun, f, k * sizeof(*f));
+				unnamed[nun + k - 1].function = "";
+				f = unnamed + nun;
+				nun += k;
+			}
 			if (SP_GROW(v, cap, nv + 1))
 				goto nomem;
 			v[nv++] = (struct sp_symcache_answer){
@@ -503,13 +536,8 @@ static int module_answers(struct sp_symbolizer *s, struct src_module *mod,
 				.frames = f, .n = k,
 			};
 		}
-	if (mod->cache) {
+	if (mod->cache)
 		old = sp_symcache_count(mod->cache);
-		fr = malloc((sp_symcache_nframes(mod->cache) + 1) *
-			    sizeof(*fr));
-		if (!fr)
-			goto nomem;
-	}
 	for (i = 0; i < old; i++) {
 		k = sp_symcache_entry(mod->cache, i, &vaddr, &precise,
 				      fr + nfr, SP_SYMCACHE_MAX_CHAIN);

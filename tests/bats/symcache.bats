@@ -66,15 +66,15 @@ sym_addr() {
 
 # sc_stream OUT [FUNCTION...]: a stream of one stack per FUNCTION (default
 # sc_leaf) of $D/sc, each called from main, mapped as the loader maps a
-# non-PIE program.
+# non-PIE program; from the file $SC_BIN if set (a copy of $D/sc).
 sc_stream() {
-	local out=$1 f i=0 main
+	local out=$1 f i=0 main bin=${SC_BIN:-$D/sc}
 	shift
 	main=$(sym_addr "$D/sc" main)
 	{
 		echo 'header cpu-clock freq 99'
 		echo 'comm 100 100 sc exec'
-		echo "mmap 100 0x401000 0x1000 0x1000 5 $D/sc $(build_id "$D/sc")"
+		echo "mmap 100 0x401000 0x1000 0x1000 5 $bin $(build_id "$bin")"
 		for f in "${@:-sc_leaf}"; do
 			i=$((i + 1))
 			echo "stack 100 $i root - $(($(sym_addr "$D/sc" "$f") + 1)),$((main + 8)) 100"
@@ -146,6 +146,28 @@ cache_stats() {
 	cache_stats 1 4 0 0 0
 	cmp "$T/ref.sym" "$T/ab.sym" || fail "named differently: $(diff "$T/ref.sym" "$T/ab.sym")"
 	grep -q $'\tinline\tsymtab\t-\t0x[0-9a-f]*\tsc_inl\t' "$T/ab.sym" || fail "sc_inl not named inline: $(cat "$T/ab.sym")"
+}
+
+@test "an address the file names nothing at is kept too, and named by each run's mapping" {
+	strip -o "$T/sc-strip" "$D/sc"
+	[[ $(build_id "$T/sc-strip") == "$(build_id "$D/sc")" ]] || skip "strip dropped the build-id"
+	cp "$T/sc-strip" "$T/sc-moved"
+	SC_BIN=$T/sc-strip sc_stream "$T/a.unw" sc_leaf sc_other
+	SC_BIN=$T/sc-moved sc_stream "$T/b.unw" sc_leaf sc_other
+	symbolize "$T/a.sym" "$T/a.unw"
+	assert_success
+	cache_stats 0 0 0 0 1
+	grep -q $'\tnone\t-\t0x[0-9a-f]*\t\[sc-strip\]+0x' "$T/a.sym" ||
+		fail "no address named by its mapping: $(cat "$T/a.sym")"
+	# another path to the same build-id: every address from the cache, named
+	# by the new path, as a run without the cache names them
+	symbolize "$T/b.sym" "$T/b.unw"
+	assert_success
+	cache_stats 1 3 0 0 0
+	symbolize "$T/ref.sym" --no-symbol-cache "$T/b.unw"
+	cmp "$T/ref.sym" "$T/b.sym" || fail "named differently: $(diff "$T/ref.sym" "$T/b.sym")"
+	grep -q '\[sc-moved\]+0x' "$T/b.sym" || fail "not named by the new mapping: $(cat "$T/b.sym")"
+	! grep -q 'sc-strip' "$T/b.sym" || fail "the first run's path came back: $(cat "$T/b.sym")"
 }
 
 @test "--no-symbol-cache reads none and writes none" {
