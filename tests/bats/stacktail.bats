@@ -111,8 +111,9 @@ wl_tail_chains() {
 @test "stack tails: a stack twice the copy unwinds to main, exactly" {
 	WL_CLOCK=cpu start_target --go wl-tail 2 "$DEPTH"
 	# 2 s of CPU time at 499 Hz: about 1000 samples however loaded the
-	# machine, every one 125 KB deep
-	record_released "$T/deep.raw" -F 499
+	# machine, every one 125 KB deep; a ring of 32 MiB holds 4 s of them,
+	# so that a recorder starved by other tests loses none
+	record_released "$T/deep.raw" -F 499 -m 8192
 	assert_success
 	tail_counts "$T/deep.raw.err"
 	unwind_counts "$T/deep.raw"
@@ -150,7 +151,7 @@ wl_tail_chains() {
 
 @test "stack tails: --stack-tail 0 leaves a deep stack cut at the copy" {
 	WL_CLOCK=cpu start_target --go wl-tail 1 "$DEPTH"
-	record_released "$T/off.raw" -F 499 --stack-tail 0
+	record_released "$T/off.raw" -F 499 -m 8192 --stack-tail 0
 	assert_success
 	refute_output --partial 'stack tails'
 	assert_equal "$(raw_count "$T/off.raw" 13) TAIL records" "0 TAIL records"
@@ -197,7 +198,7 @@ C
 	cc -O2 -o "$T/noreadv" "$T/noreadv.c"
 	WL_CLOCK=cpu start_target --go wl-tail 1 "$DEPTH"
 	NOREADV_EXEC=$SP_RECORD SP_RECORD=$T/noreadv \
-		record_released "$T/denied.raw" -F 499
+		record_released "$T/denied.raw" -F 499 -m 8192
 	assert_success
 	grep -Eq '^sp-record: stack tails: [0-9]+ not read, their stacks cut: process_vm_readv was denied: .*seccomp filter may forbid it$' <<<"$output" ||
 		fail "no word of the denial: $output"
@@ -212,7 +213,7 @@ C
 
 @test "stack tails: a deep stack that keeps changing is never spliced wrongly" {
 	WL_CLOCK=cpu start_target --go wl-tail 2 "$DEPTH" 1
-	record_released "$T/vary.raw" -F 499
+	record_released "$T/vary.raw" -F 499 -m 8192
 	assert_success
 	tail_counts "$T/vary.raw.err"
 	unwind_counts "$T/vary.raw"
