@@ -226,17 +226,19 @@ def workload_cmd(wl, rounds):
     return [PY312, "-X", "perf", WL_PY, str(rounds)]
 
 
-def recorder_cmd(tool, pid, freq, out):
+def recorder_cmd(tool, pid, freq, out, stack=None, extra=()):
+    stack = stack or STACK
     if tool == "perf":
         return [PERF, "record", "-e", "cpu-clock", "-F", str(freq),
-                "--call-graph", "dwarf,%d" % STACK, "-p", str(pid), "-o", out]
+                "--call-graph", "dwarf,%d" % stack, "-p", str(pid), "-o", out]
     return [SP["sp-record"], "-p", str(pid), "-F", str(freq),
-            "--stack-size", str(STACK), "-e", "cpu-clock", "-o", out]
+            "--stack-size", str(stack), "-e", "cpu-clock", "-o", out] + list(extra)
 
 
-def run_once(wl, rounds, tool, freq, out, errfile):
-    """One run of workload wl; tool is None (no profiler), perf or sp.
-    Returns the workload's work seconds and the recorder's costs."""
+def run_once(wl, rounds, tool, freq, out, errfile, stack=None, extra=()):
+    """One run of workload wl; tool is None (no profiler), perf or sp (with
+    stack bytes copied per sample, default STACK).  Returns the workload's
+    work seconds and the recorder's costs."""
     wlerr = open(errfile + ".wl", "wb")
     w = subprocess.Popen(workload_cmd(wl, rounds), stdout=subprocess.PIPE, cwd=TMP,
                          stderr=wlerr)
@@ -249,7 +251,8 @@ def run_once(wl, rounds, tool, freq, out, errfile):
     if tool:
         ferr = open(errfile, "wb")
         t0 = time.monotonic()
-        cmd, rfile = measured(recorder_cmd(tool, pid, freq, out), "rec")
+        cmd, rfile = measured(recorder_cmd(tool, pid, freq, out, stack, extra),
+                              "rec")
         prof = subprocess.Popen(cmd,
                                 stdout=subprocess.DEVNULL, stderr=ferr)
         if not wait_profiler_ready(prof.pid):
@@ -579,6 +582,56 @@ def bench_workload(wl, rounds, freq, results):
                                                     "summary": summarize(runs)}
 
 
+FLOOR_STACK = 8	# sp-record's smallest copy: the sample without the stack
+
+
+def bench_floor(rounds, results):
+    """What the kernel's sample costs the target with and without the user
+    stack copy: the C workloads at the highest frequency, no profiler,
+    sp-record copying STACK bytes and copying 8, alternating; neither reads
+    stack tails (--stack-tail 0), which is the recorder's work, not the
+    sample's."""
+    freq = max(FREQS)
+    out = {}
+    for wl in ("c1", "c4"):
+        log("floor: %s at %d Hz, stack copy %d against %d bytes" %
+            (wl, freq, STACK, FLOOR_STACK))
+        runs = []
+        for rep in range(REPS):
+            kinds = ["none", "full", "floor"]
+            if rep % 2:
+                kinds.reverse()
+            rnd = {}
+            for kind in kinds:
+                d = os.path.join(TMP, "floor-%s-%d-%s" % (wl, rep, kind))
+                shutil.rmtree(d, ignore_errors=True)
+                os.makedirs(d)
+                r = run_once(wl, rounds[wl], None if kind == "none" else "sp",
+                             freq, os.path.join(d, "sp.raw"),
+                             os.path.join(d, "rec.err"),
+                             STACK if kind == "full" else FLOOR_STACK,
+                             ["--stack-tail", "0"])
+                if kind != "none":
+                    parse_sp_record(r)
+                rnd[kind] = {k: r.get(k) for k in
+                             ("work_s", "target_cpu_s", "rec_cpu_s", "samples",
+                              "lost", "file_bytes")}
+                shutil.rmtree(d, ignore_errors=True)
+            runs.append(rnd)
+        s = {}
+        for kind in ("full", "floor"):
+            s["cpu_pct_" + kind] = summary(
+                [100.0 * (r[kind]["target_cpu_s"] / r["none"]["target_cpu_s"] - 1)
+                 for r in runs])
+            s["slowdown_pct_" + kind] = summary(
+                [100.0 * (r[kind]["work_s"] / r["none"]["work_s"] - 1) for r in runs])
+            s["recorder_cpu_s_" + kind] = summary([r[kind]["rec_cpu_s"] for r in runs])
+            s["samples_" + kind] = summary([r[kind]["samples"] for r in runs])
+        out[wl] = {"freq": freq, "runs": runs, "summary": s}
+    results["floor"] = {"stack": STACK, "floor_stack": FLOOR_STACK,
+                        "workloads": out}
+
+
 def per_1000(rec, key):
     """CPU milliseconds per 1,000 samples of one offline step."""
     o = rec["offline"].get(key)
@@ -734,6 +787,7 @@ def main():
     for freq in FREQS:
         for wl in wls:
             bench_workload(wl, rounds[wl], freq, results)
+    bench_floor(rounds, results)
     bench_rss(rounds["c1"] / WORK_S, results)
     if PROFILE:
         self_profile(results)

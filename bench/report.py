@@ -246,6 +246,30 @@ def render(results):
             fmt(s["recorder_cpu_s_perf"], "", 2), fmt(s["recorder_cpu_s_sp"], "", 2)))
     a("")
 
+    fl = results.get("floor")
+    if fl:
+        a("The floor: what the sample itself costs the target.  sp-record copying "
+          "%d bytes of user stack per sample against the same event copying %d "
+          "(no stack to speak of), neither reading stack tails (`--stack-tail 0`), "
+          "alternating with runs under no profiler; target CPU +%% as above.  The "
+          "difference is what copying the stack costs in the kernel, the part of "
+          "the overhead no recorder of user stacks can avoid; the rest of the "
+          "floor is the sampling interrupt itself." % (fl["stack"], fl["floor_stack"]))
+        a("")
+        a("| workload | Hz | target CPU +%% stack %d | target CPU +%% stack %d | slow-down stack %d | slow-down stack %d | sp-record CPU (s) %d / %d |" % (
+            fl["stack"], fl["floor_stack"], fl["stack"], fl["floor_stack"],
+            fl["stack"], fl["floor_stack"]))
+        a("|---|---:|---:|---:|---:|---:|---:|")
+        for wl, w in sorted(fl["workloads"].items()):
+            f = w["summary"]
+            a("| %s | %d | %s | %s | %s | %s | %s / %s |" % (
+                WL_NAMES[wl], w["freq"], fmt(f["cpu_pct_full"], "%"),
+                fmt(f["cpu_pct_floor"], "%"), fmt(f["slowdown_pct_full"], "%"),
+                fmt(f["slowdown_pct_floor"], "%"),
+                fmt(f["recorder_cpu_s_full"], "", 2).split(" ")[0],
+                fmt(f["recorder_cpu_s_floor"], "", 2).split(" ")[0]))
+        a("")
+
     a("#### 2. Size per sample")
     a("")
     a("| workload | Hz | samples perf / sp | perf.data (B/sample) | raw stream (B/sample) | spool (B/sample) | perf.data / raw | perf.data / spool |")
