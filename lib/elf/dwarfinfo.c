@@ -161,7 +161,8 @@ static void build_index(struct sp_dwarf *d)
 		}
 		off = next;
 	}
-	qsort(d->ranges, d->n, sizeof(*d->ranges), range_cmp);
+	if (d->n > 1)
+		qsort(d->ranges, d->n, sizeof(*d->ranges), range_cmp);
 }
 
 /* The entry of v (sorted by lo) holding pc, innermost of nested ones. */
@@ -225,7 +226,8 @@ static const struct cu_fns *cu_functions(struct sp_dwarf *d, Dwarf_Die *cu)
 	c = &d->cus[d->ncus++];
 	memset(c, 0, sizeof(*c));
 	index_functions(c, cu, 0);
-	qsort(c->fns, c->n, sizeof(*c->fns), range_cmp);
+	if (c->n > 1)
+		qsort(c->fns, c->n, sizeof(*c->fns), range_cmp);
 	return c;
 }
 
