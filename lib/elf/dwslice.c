@@ -413,9 +413,8 @@ static int read_aranges(struct sp_dwslice *s)
 		}
 		c.pos = end;
 	}
-	if (!s->nar)
-		return -EINVAL;
-	qsort(s->ar, s->nar, sizeof(*s->ar), arange_cmp);
+	if (s->nar > 1)
+		qsort(s->ar, s->nar, sizeof(*s->ar), arange_cmp);
 	return 0;
 }
 
@@ -571,7 +570,8 @@ static int build_image(struct sp_dwslice *s, const GElf_Ehdr *eh)
 		c->off = pos;
 		if (c->size > SIZE_MAX / 2 - pos)
 			return -ENOMEM;
-		pos += page_up(c->size ? c->size : 1, page);
+		/* a NUL after each: libdw reads strings up to one */
+		pos += page_up(c->size + 1, page);
 		s->total += c->size;
 	}
 	if (cls == ELFCLASS32 && pos > UINT32_MAX)
@@ -656,12 +656,17 @@ struct sp_dwslice *sp_dwslice_open(Elf *e)
 		compressed[i] = !!(sh.sh_flags & SHF_COMPRESSED);
 	}
 	/* worth it only when the units themselves are compressed */
-	if (!s->sec[S_INFO].present || !compressed[S_INFO] ||
-	    !s->sec[S_ABBREV].present || !s->sec[S_ARANGES].present)
+	if (!s->sec[S_INFO].present || !compressed[S_INFO])
 		goto err;
-	if (build_image(s, &eh) || start_sections(s, compressed) ||
-	    read_aranges(s))
+	if (build_image(s, &eh) || start_sections(s, compressed))
 		goto err;
+	/* no usable .debug_aranges: all of it, still with the NULs after */
+	if (!s->sec[S_ABBREV].present || !s->sec[S_ARANGES].present ||
+	    read_aranges(s)) {
+		s->nar = 0;
+		if (sp_dwslice_whole(s))
+			goto err;
+	}
 	s->img = elf_memory((char *)s->map, s->maplen);
 	if (!s->img)
 		goto err;

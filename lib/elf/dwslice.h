@@ -20,10 +20,13 @@
  *   - location lists, frame tables and macros are left out.
  *
  * A unit whose abbreviations can point outside it (DW_FORM_ref_addr and
- * the like), or an address no .debug_aranges entry covers, makes the
- * slice inflate everything, which is what libdw would have done.  The
- * inflated prefix is checked by zlib's stream structure only: its check
- * sum is at the end of the stream.
+ * the like), an address no .debug_aranges entry covers, or a file without
+ * a usable .debug_aranges, makes the slice inflate everything, which is
+ * what libdw would have done.  Each section is followed by a NUL in the
+ * image, so that a string libdw reads past a section's end (elfutils 0.188
+ * does, in a damaged line table) ends there.  The inflated prefix is
+ * checked by zlib's stream structure only: its check sum is at the end of
+ * the stream.
  */
 #ifndef SP_DWSLICE_H
 #define SP_DWSLICE_H
@@ -37,9 +40,9 @@ struct sp_dwslice;
 
 /*
  * A slice of e's DWARF, or NULL when it would not help (its .debug_info is
- * not zlib-compressed) or cannot be made (no .debug_aranges, a supplementary
- * or type-unit section, foreign byte order, no memory): open e with libdw
- * instead.  e must outlive the slice, which owns its Dwarf.
+ * not zlib-compressed) or cannot be made (a supplementary or type-unit
+ * section, foreign byte order, a damaged stream, no memory): open e with
+ * libdw instead.  e must outlive the slice, which owns its Dwarf.
  */
 struct sp_dwslice *sp_dwslice_open(Elf *e);
 void sp_dwslice_free(struct sp_dwslice *s);
