@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: MIT
 # mkseeds.sh: (re)make the real-* seeds of the file and text readers'
 # corpora (tests/fuzz/corpus/{perfmap,jitdump,kallsyms,procmaps,elf,
-# gopclntab,symcache}) from what this machine makes and has: perf maps and
+# gopclntab,symcache,dwarf}) from what this machine makes and has: perf maps and
 # jitdump files written by the suite's JIT workloads and by node, slices of
 # /proc/kallsyms, /proc maps and status files, a small C program built
 # here, this machine's vDSO, the function table of a Go hello program, and
-# the symbol cache sp-symbolize (built) writes for a workload.
+# the symbol cache sp-symbolize (built) writes for a workload, and the
+# debug sections of a workload in DWARF 4 and 5.
 # Each is kept under 64 KB but the Go table, of which one is kept whole.
 # A part whose tool (node, go) is missing is skipped and says so.
 # Hand-made seeds (edge-*) are left alone.
@@ -21,7 +22,7 @@ have() {
 	echo "mkseeds: no $1: $2 seeds not remade" >&2
 	return 1
 }
-mkdir -p "$c"/{perfmap,jitdump,kallsyms,procmaps,elf,gopclntab,symcache}
+mkdir -p "$c"/{perfmap,jitdump,kallsyms,procmaps,elf,gopclntab,symcache,dwarf}
 
 cat >"$tmp/jit.js" <<'EOF'
 function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
@@ -179,3 +180,25 @@ if [ -x "$sym" ]; then
 else
 	echo "mkseeds: no $sym (make first): symbol cache seeds not remade" >&2
 fi
+
+# The debug sections of sym-inline (inline chains, lines) as fuzz-dwarf.c
+# reads them: a flags byte, then each section's length (u16le) and bytes
+for v in 4 5; do
+	cc -O2 -g -gdwarf-$v -fomit-frame-pointer -I"$wl" -o "$tmp/dw$v" \
+		"$wl/sym-inline.c"
+	for s in info abbrev line aranges str line_str rnglists addr str_offsets; do
+		: >"$tmp/dw$v.$s"	# stays empty when there is no such section
+		objcopy --dump-section ".debug_$s=$tmp/dw$v.$s" "$tmp/dw$v" \
+			"$tmp/scratch" 2>/dev/null || :
+	done
+	for flags in 0 1; do
+		name=real-sym-inline-dwarf$v
+		[ "$flags" = 0 ] || name=$name-cut
+		perl -e 'print chr(shift); for (@ARGV) { local $/; open F, $_ or die;
+			$b = <F> // ""; $b = substr($b, 0, 65535);
+			print pack("v", length $b), $b }' "$flags" \
+			"$tmp/dw$v".{info,abbrev,line,aranges,str,line_str,rnglists,addr,str_offsets} \
+			>"$c/dwarf/$name"
+	done
+done
+chmod 644 "$c"/dwarf/real-*
