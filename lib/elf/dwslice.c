@@ -150,7 +150,7 @@ static uint64_t rd(struct cur *c, unsigned n)
 	uint64_t v = 0;
 	unsigned i;
 
-	if (c->bad || n > c->end - c->pos || c->pos > c->end) {
+	if (c->bad || n > 8 || c->pos > c->end || n > c->end - c->pos) {
 		c->bad = 1;
 		return 0;
 	}
@@ -160,6 +160,14 @@ static uint64_t rd(struct cur *c, unsigned n)
 		v = __builtin_bswap64(v) >> (64 - 8 * n);
 	c->pos += n;
 	return v;
+}
+
+static void skip(struct cur *c, uint64_t n)
+{
+	if (c->bad || c->pos > c->end || n > c->end - c->pos)
+		c->bad = 1;
+	else
+		c->pos += n;
 }
 
 /*
@@ -279,9 +287,9 @@ static int walk_unit(struct sp_dwslice *s)
 		rd(&c, 1);			/* address size */
 		abbrev = rd(&c, offsz);
 		if (type == DW_UT_skeleton || type == DW_UT_split_compile)
-			rd(&c, 8);		/* unit id */
+			skip(&c, 8);		/* unit id */
 		else if (type == DW_UT_type || type == DW_UT_split_type)
-			rd(&c, 8 + offsz);	/* signature, type offset */
+			skip(&c, 8 + offsz);	/* signature, type offset */
 		else if (type != DW_UT_compile && type != DW_UT_partial)
 			return -EINVAL;
 	} else {
