@@ -43,8 +43,9 @@ struct sec {
 	unsigned char *buf;	/* in the image, size bytes reserved */
 	size_t size, done;	/* uncompressed size, bytes valid */
 	size_t off;		/* of buf in the image */
-	const unsigned char *src;	/* the zlib stream; NULL: copied */
+	const unsigned char *src;	/* the zlib stream, or the bytes to copy */
 	size_t srclen;
+	int compressed;
 	z_stream z;
 	int zlive;
 	int present;
@@ -66,7 +67,7 @@ struct sp_dwslice {
 	struct sp_u64map units;	/* unit offset -> UNIT_* | header size */
 	uint64_t walked;	/* units before this offset are walked */
 	size_t inflated, total;
-	int broken, whole;
+	int broken;
 };
 
 /* ------------------------------------------------------------ inflating */
@@ -120,7 +121,6 @@ int sp_dwslice_whole(struct sp_dwslice *s)
 	for (i = 0; i < NPREFIX; i++)
 		if (s->sec[i].present && (r = fill(s, &s->sec[i], s->sec[i].size)))
 			return r;
-	s->whole = 1;
 	return 0;
 }
 
@@ -275,7 +275,7 @@ static int walk_unit(struct sp_dwslice *s)
 	}
 	if (c.bad || len < 2 || len > s->sec[S_INFO].size - c.pos)
 		return -EINVAL;
-	/* the header, then the whole unit when it is the one looked for */
+	/* the whole unit: a prefix of .debug_info is what libdw reads */
 	if ((r = need(s, S_INFO, c.pos + len)))
 		return r;
 	c.end = c.pos + len;
@@ -458,8 +458,7 @@ static int refused_name(const char *name)
 }
 
 /* Where section i's bytes come from; -1 to refuse the file. */
-static int take_section(struct sec *c, Elf_Scn *scn, const GElf_Shdr *sh,
-			int cls)
+static int take_section(struct sec *c, Elf_Scn *scn, const GElf_Shdr *sh)
 {
 	Elf_Data *d;
 
@@ -467,8 +466,7 @@ static int take_section(struct sec *c, Elf_Scn *scn, const GElf_Shdr *sh,
 		return 0;
 	if (sh->sh_flags & SHF_COMPRESSED) {
 		GElf_Chdr ch;
-		size_t hdr = cls == ELFCLASS64 ? sizeof(Elf64_Chdr)
-					       : sizeof(Elf32_Chdr);
+		size_t hdr = sizeof(Elf64_Chdr);
 
 		d = elf_rawdata(scn, NULL);
 		if (!d || !d->d_buf || d->d_size < hdr ||
@@ -479,6 +477,7 @@ static int take_section(struct sec *c, Elf_Scn *scn, const GElf_Shdr *sh,
 		c->src = (const unsigned char *)d->d_buf + hdr;
 		c->srclen = d->d_size - hdr;
 		c->size = ch.ch_size;
+		c->compressed = 1;
 	} else {
 		d = elf_getdata(scn, NULL);
 		if (!d || (d->d_size && !d->d_buf) || d->d_size > ((size_t)1 << 40))
@@ -496,55 +495,28 @@ static void write_headers(struct sp_dwslice *s, const GElf_Ehdr *eh,
 			  size_t shoff, size_t stroff, const size_t *name_at,
 			  int nsec, const int *which, size_t strsize)
 {
-	unsigned char *m = s->map;
-	int i, cls = eh->e_ident[EI_CLASS];
+	Elf64_Ehdr *h = (Elf64_Ehdr *)s->map;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(s->map + shoff);
+	int i;
 
-	if (cls == ELFCLASS64) {
-		Elf64_Ehdr *h = (Elf64_Ehdr *)m;
-		Elf64_Shdr *sh = (Elf64_Shdr *)(m + shoff);
+	memcpy(h->e_ident, eh->e_ident, EI_NIDENT);
+	h->e_type = eh->e_type;
+	h->e_machine = eh->e_machine;
+	h->e_version = EV_CURRENT;
+	h->e_ehsize = sizeof(*h);
+	h->e_shoff = shoff;
+	h->e_shentsize = sizeof(*sh);
+	h->e_shnum = (Elf64_Half)(nsec + 2);
+	h->e_shstrndx = (Elf64_Half)(nsec + 1);
+	for (i = 0; i < nsec; i++) {
+		const struct sec *c = &s->sec[which[i]];
 
-		memcpy(h->e_ident, eh->e_ident, EI_NIDENT);
-		h->e_type = eh->e_type;
-		h->e_machine = eh->e_machine;
-		h->e_version = EV_CURRENT;
-		h->e_ehsize = sizeof(*h);
-		h->e_shoff = shoff;
-		h->e_shentsize = sizeof(*sh);
-		h->e_shnum = (Elf64_Half)(nsec + 2);
-		h->e_shstrndx = (Elf64_Half)(nsec + 1);
-		for (i = 0; i < nsec; i++) {
-			const struct sec *c = &s->sec[which[i]];
-
-			sh[i + 1] = (Elf64_Shdr){ .sh_name = (Elf64_Word)name_at[i],
-				.sh_type = SHT_PROGBITS, .sh_offset = c->off,
-				.sh_size = c->size, .sh_addralign = 1 };
-		}
-		sh[nsec + 1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_STRTAB,
-			.sh_offset = stroff, .sh_size = strsize, .sh_addralign = 1 };
-	} else {
-		Elf32_Ehdr *h = (Elf32_Ehdr *)m;
-		Elf32_Shdr *sh = (Elf32_Shdr *)(m + shoff);
-
-		memcpy(h->e_ident, eh->e_ident, EI_NIDENT);
-		h->e_type = eh->e_type;
-		h->e_machine = eh->e_machine;
-		h->e_version = EV_CURRENT;
-		h->e_ehsize = sizeof(*h);
-		h->e_shoff = (Elf32_Off)shoff;
-		h->e_shentsize = sizeof(*sh);
-		h->e_shnum = (Elf32_Half)(nsec + 2);
-		h->e_shstrndx = (Elf32_Half)(nsec + 1);
-		for (i = 0; i < nsec; i++) {
-			const struct sec *c = &s->sec[which[i]];
-
-			sh[i + 1] = (Elf32_Shdr){ .sh_name = (Elf32_Word)name_at[i],
-				.sh_type = SHT_PROGBITS, .sh_offset = (Elf32_Off)c->off,
-				.sh_size = (Elf32_Word)c->size, .sh_addralign = 1 };
-		}
-		sh[nsec + 1] = (Elf32_Shdr){ .sh_name = 1, .sh_type = SHT_STRTAB,
-			.sh_offset = (Elf32_Off)stroff, .sh_size = (Elf32_Word)strsize,
-			.sh_addralign = 1 };
+		sh[i + 1] = (Elf64_Shdr){ .sh_name = (Elf64_Word)name_at[i],
+			.sh_type = SHT_PROGBITS, .sh_offset = c->off,
+			.sh_size = c->size, .sh_addralign = 1 };
 	}
+	sh[nsec + 1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_STRTAB,
+		.sh_offset = stroff, .sh_size = strsize, .sh_addralign = 1 };
 }
 
 static size_t page_up(size_t n, size_t page)
@@ -557,9 +529,7 @@ static int build_image(struct sp_dwslice *s, const GElf_Ehdr *eh)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), name_at[NSEC];
 	size_t hdr, shoff, stroff, strsize = 1 + sizeof(".shstrtab"), pos;
-	int which[NSEC], nsec = 0, i, cls = eh->e_ident[EI_CLASS];
-	size_t ehsz = cls == ELFCLASS64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
-	size_t shsz = cls == ELFCLASS64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+	int which[NSEC], nsec = 0, i;
 
 	for (i = 0; i < NSEC; i++) {
 		if (!s->sec[i].present)
@@ -568,8 +538,8 @@ static int build_image(struct sp_dwslice *s, const GElf_Ehdr *eh)
 		strsize += strlen(sec_name[i]) + 1;
 		which[nsec++] = i;
 	}
-	shoff = (ehsz + 7) & ~(size_t)7;
-	stroff = shoff + (size_t)(nsec + 2) * shsz;
+	shoff = sizeof(Elf64_Ehdr);
+	stroff = shoff + (size_t)(nsec + 2) * sizeof(Elf64_Shdr);
 	hdr = page_up(stroff + strsize, page);
 	pos = hdr;
 	for (i = 0; i < nsec; i++) {
@@ -582,8 +552,6 @@ static int build_image(struct sp_dwslice *s, const GElf_Ehdr *eh)
 		pos += page_up(c->size + 1, page);
 		s->total += c->size;
 	}
-	if (cls == ELFCLASS32 && pos > UINT32_MAX)
-		return -EFBIG;
 	s->map = mmap(NULL, pos, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (s->map == MAP_FAILED) {
@@ -603,7 +571,7 @@ static int build_image(struct sp_dwslice *s, const GElf_Ehdr *eh)
 }
 
 /* Start inflating the compressed sections; copy the plain ones. */
-static int start_sections(struct sp_dwslice *s, const int *compressed)
+static int start_sections(struct sp_dwslice *s)
 {
 	int i, r;
 
@@ -612,7 +580,7 @@ static int start_sections(struct sp_dwslice *s, const int *compressed)
 
 		if (!c->present || !c->size)
 			continue;
-		if (!compressed[i]) {
+		if (!c->compressed) {
 			memcpy(c->buf, c->src, c->size);
 			c->done = c->size;
 			continue;
@@ -631,14 +599,14 @@ static int start_sections(struct sp_dwslice *s, const int *compressed)
 struct sp_dwslice *sp_dwslice_open(Elf *e)
 {
 	struct sp_dwslice *s;
-	int compressed[NSEC] = { 0 }, i;
+	int i;
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
 
 	if (!gelf_getehdr(e, &eh) || elf_getshdrstrndx(e, &shstrndx) ||
 	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
-	    (eh.e_ident[EI_CLASS] != ELFCLASS64 && eh.e_ident[EI_CLASS] != ELFCLASS32) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ?
 				    ELFDATA2LSB : ELFDATA2MSB))
 		return NULL;
@@ -659,14 +627,13 @@ struct sp_dwslice *sp_dwslice_open(Elf *e)
 				break;
 		if (i == NSEC || s->sec[i].present)
 			continue;
-		if (take_section(&s->sec[i], scn, &sh, eh.e_ident[EI_CLASS]))
+		if (take_section(&s->sec[i], scn, &sh))
 			goto err;
-		compressed[i] = !!(sh.sh_flags & SHF_COMPRESSED);
 	}
 	/* worth it only when the units themselves are compressed */
-	if (!s->sec[S_INFO].present || !compressed[S_INFO])
+	if (!s->sec[S_INFO].present || !s->sec[S_INFO].compressed)
 		goto err;
-	if (build_image(s, &eh) || start_sections(s, compressed))
+	if (build_image(s, &eh) || start_sections(s))
 		goto err;
 	/* no usable .debug_aranges: all of it, still with the NULs after */
 	if (!s->sec[S_ABBREV].present || !s->sec[S_ARANGES].present ||

@@ -41,8 +41,9 @@ struct sp_dwslice;
 /*
  * A slice of e's DWARF, or NULL when it would not help (its .debug_info is
  * not zlib-compressed) or cannot be made (a supplementary or type-unit
- * section, foreign byte order, a damaged stream, no memory): open e with
- * libdw instead.  e must outlive the slice, which owns its Dwarf.
+ * section, a 32-bit or foreign-endian file, a damaged stream, no memory):
+ * open e with libdw instead.  e must outlive the slice, which owns its
+ * Dwarf.
  */
 struct sp_dwslice *sp_dwslice_open(Elf *e);
 void sp_dwslice_free(struct sp_dwslice *s);
@@ -53,8 +54,8 @@ Dwarf *sp_dwslice_dwarf(struct sp_dwslice *s);
 /*
  * Make the unit holding pc readable and set *die to the offset of its
  * unit DIE.  Returns 1 the first time for a unit, 0 after, -ENOENT when
- * .debug_aranges has no entry for pc
- * (then call sp_dwslice_whole() and look for it the slow way), -EIO when
+ * .debug_aranges has no entry for pc (then call sp_dwslice_whole() and
+ * look for it the slow way), -EIO when
  * the compressed data is damaged (nothing more will be read from it).
  */
 int sp_dwslice_unit(struct sp_dwslice *s, uint64_t pc, Dwarf_Off *die);
