@@ -230,7 +230,7 @@ DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev libbz2-dev bats ba
 	bats-support g++ binutils libiberty-dev liblzma-dev xz-utils \
 	pkg-config python3 util-linux protobuf-c-compiler libprotobuf-c-dev \
 	libxml2-utils chromium fonts-dejavu-core golang-go clang libclang-rt-dev \
-	time
+	time libc6-dbg
 deps:
 	@sh tests/install-deps.sh $(DEPS)
 	@sh tests/install-deps.sh --npm tests/browser
