@@ -64,7 +64,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err base/idset \
 	elf/dwarfinfo elf/dwslice elf/demangle elf/jitdump elf/gopclntab elf/bidstore \
 	elf/locate elf/symcache \
 	record/record record/events record/convert record/merge record/attach \
-	record/synth record/capture record/stacktail record/keep \
+	record/synth record/host record/capture record/stacktail record/keep \
 	unwind/unwind unwind/outermost unwind/gostep unwind/splice unwind/intern \
 	unwind/unwstream unwind/missing \
 	symbolize/symbolize symbolize/src-kernel symbolize/src-elf symbolize/src-go \

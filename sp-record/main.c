@@ -35,6 +35,7 @@ static struct options {
 	const char *command_stdout;
 	int no_cache;
 	char cache_dir[4096];	/* "": the default */
+	int all;		/* -a: every process of the host */
 } opt = {
 	.output = "-",
 };
@@ -65,16 +66,24 @@ static void on_child(int sig)
 static void usage(void)
 {
 	printf("usage: %s -p PID[,PID...] [--attach stop|live] [options]\n"
+	       "       %s -a [--comm NAME[,NAME...]] [--cgroup DIR] [--include-self] [options]\n"
 	       "       %s [options] [--timeout SECONDS] [--command-stdout FILE] -- COMMAND [ARGS...]\n"
 	       "       %s -h | -V\n"
 	       "\n"
-	       "Sample every thread of running processes, or of COMMAND from its exec, and the\n"
-	       "threads and children they create, with perf_event_open(2); write the raw\n"
-	       "stream for sp-unwind.\n"
+	       "Sample every thread of running processes, of the whole host, or of COMMAND from\n"
+	       "its exec, and the threads and children they create, with perf_event_open(2);\n"
+	       "write the raw stream for sp-unwind.\n"
 	       "\n"
 	       "  -p, --pid PID[,PID...]   processes to sample\n"
 	       "      --attach MODE        stop: pause every thread for the milliseconds of\n"
 	       "                           attaching (default); live: do not pause\n"
+	       "  -a, --all-cpus           every process of the host, those started later too\n"
+	       "                           (root, CAP_PERFMON or perf_event_paranoid <= 0);\n"
+	       "                           not sp-record and the pipeline it writes into\n"
+	       "      --comm NAME[,NAME...]  with -a: only threads of these names\n"
+	       "      --cgroup DIR         with -a: only the tasks of this cgroup, by its\n"
+	       "                           directory (/sys/fs/cgroup/...)\n"
+	       "      --include-self       with -a: sample sp-record and its pipeline too\n"
 	       "  -F, --freq HZ            samples per second of each thread's cpu time,\n"
 	       "                           1..%u (default %u)\n"
 	       "      --stack-size BYTES   user stack copied per sample, a multiple of 8 in\n"
@@ -84,7 +93,7 @@ static void usage(void)
 	       "                           drained, 0..%u (default %u; 0: off)\n"
 	       "  -d, --duration SECONDS   stop recording after this long (default: at SIGINT,\n"
 	       "                           SIGTERM or SIGHUP, or when every process has\n"
-	       "                           exited); COMMAND runs on\n"
+	       "                           exited; with -a at a signal only); COMMAND runs on\n"
 	       "      --timeout SECONDS    end COMMAND after this long: SIGTERM, then SIGKILL\n"
 	       "                           3 s later\n"
 	       "      --command-stdout FILE  COMMAND's standard output when the stream is on\n"
@@ -106,7 +115,7 @@ static void usage(void)
 	       "Exit status: 0 success, 1 some events were lost, 2 fatal error, 64 usage error.\n"
 	       "With COMMAND: COMMAND's exit status (128 + signal when killed), 127 when it is\n"
 	       "not found, 126 when it cannot be executed, 2 when recording failed.\n",
-	       sp_prog, sp_prog, sp_prog, SP_RECORD_MAX_FREQ, SP_RECORD_DEFAULT_FREQ,
+	       sp_prog, sp_prog, sp_prog, sp_prog, SP_RECORD_MAX_FREQ, SP_RECORD_DEFAULT_FREQ,
 	       SP_RECORD_MAX_STACK, SP_RECORD_DEFAULT_STACK,
 	       SP_RECORD_MAX_TAIL, SP_RECORD_DEFAULT_TAIL,
 	       sp_perf_event_names(), SP_RECORD_MAX_PAGES,
@@ -135,13 +144,34 @@ static void add_pids(char *list)
 		sp_usage_error("invalid pid '%s': must be 1..%u", list, MAX_PID);
 }
 
+/* NAME[,NAME...]: names as the kernel keeps them, 1..15 bytes. */
+static void check_comms(const char *list)
+{
+	const char *p = list;
+
+	for (;;) {
+		size_t n = strcspn(p, ",");
+
+		if (!n || n > 15)
+			sp_usage_error("invalid thread names '%s': each must be 1..15 bytes, as the kernel keeps them",
+				       list);
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+}
+
 static void parse_options(int argc, char **argv)
 {
 	enum { OPT_STACK = 256, OPT_NO_KERNEL, OPT_ATTACH, OPT_TIMEOUT,
 	       OPT_CMD_STDOUT, OPT_CACHE_DIR, OPT_CACHE_SIZE, OPT_NO_CACHE };
-	enum { OPT_STACK_TAIL = 512 };
+	enum { OPT_STACK_TAIL = 512, OPT_COMM, OPT_CGROUP, OPT_INCLUDE_SELF };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "include-self", no_argument, NULL, OPT_INCLUDE_SELF },
 		{ "attach", required_argument, NULL, OPT_ATTACH },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "stack-size", required_argument, NULL, OPT_STACK },
@@ -167,11 +197,24 @@ static void parse_options(int argc, char **argv)
 
 	opterr = 0;
 	/* "+": the first operand is COMMAND, its options are its own */
-	while ((c = getopt_long(argc, argv, "+:p:F:d:e:m:o:hV", longopts,
+	while ((c = getopt_long(argc, argv, "+:ap:F:d:e:m:o:hV", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			add_pids(optarg);
+			break;
+		case 'a':
+			opt.all = 1;
+			break;
+		case OPT_COMM:
+			check_comms(optarg);
+			opt.rec.comms = optarg;
+			break;
+		case OPT_CGROUP:
+			opt.rec.cgroup = optarg;
+			break;
+		case OPT_INCLUDE_SELF:
+			opt.rec.include_self = 1;
 			break;
 		case OPT_ATTACH:
 			if (!strcmp(optarg, "stop"))
@@ -263,12 +306,19 @@ static void parse_options(int argc, char **argv)
 			sp_bad_option(argv, c);
 		}
 	}
-	if (optind < argc && opt.npids)
+	if (optind < argc && (opt.npids || opt.all))
 		sp_usage_error("unexpected argument '%s'", argv[optind]);
 	if (optind < argc)
 		opt.command = argv + optind;
-	if (!opt.npids && !opt.command)
-		sp_usage_error("no process to sample: give -p PID");
+	if (!opt.npids && !opt.command && !opt.all)
+		sp_usage_error("no process to sample: give -p PID, -a or a COMMAND");
+	if (opt.all && opt.npids)
+		sp_usage_error("-a and -p: the whole host has every process already");
+	if (!opt.all && (opt.rec.comms || opt.rec.cgroup ||
+			 opt.rec.include_self))
+		sp_usage_error("--comm, --cgroup and --include-self choose among the processes of -a");
+	if (opt.all && opt.attach_given)
+		sp_usage_error("--attach is for -p: -a pauses nothing");
 	if (opt.command && opt.attach_given)
 		sp_usage_error("--attach is for -p: COMMAND is recorded from its exec");
 	if (!opt.command && opt.timeout_ns)
@@ -367,6 +417,25 @@ static void report_kept(const struct sp_record_stats *st)
 			st->cache_bytes / 1048576.0);
 }
 
+/* Where the lost events were: "lost by cpu: 0: 12, 3: 40". */
+static void report_cpu_lost(void)
+{
+	char line[1024];
+	size_t i, len = 0;
+	uint64_t n;
+	int cpu;
+
+	line[0] = 0;
+	for (i = 0; sp_recorder_cpu_lost(rec, i, &cpu, &n) == 0; i++) {
+		if (!n || len >= sizeof(line) - 32)
+			continue;
+		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%d: %llu",
+					len ? ", " : "", cpu, (unsigned long long)n);
+	}
+	if (len)
+		sp_warn("lost events by cpu: %s", line);
+}
+
 /* What failed: a write names the output, as every tool's message does. */
 static const char *failure(void)
 {
@@ -425,6 +494,12 @@ static void end_recording(int *lost)
 				(unsigned long long)st.threads,
 				st.duration_ns / 1e9);
 		*lost = st.lost != 0;
+		if (st.lost)
+			report_cpu_lost();
+		if (st.filtered)
+			sp_warn("%llu samples not written: of sp-record and the pipeline it writes into%s",
+				(unsigned long long)st.filtered,
+				opt.rec.comms ? " or of threads not named by --comm" : "");
 	}
 	report_kept(&st);
 	sp_recorder_free(rec);
@@ -482,11 +557,13 @@ static int record_pids(void)
 	char why[SP_ERR_MAX] = "";
 	int e, lost = 0;
 
+	if (opt.all)
+		opt.rec.attach = SP_RECORD_ATTACH_HOST;
 	rec = sp_recorder_new(&opt.rec, out);
 	if (!rec)
 		sp_die("out of memory");
 	e = sp_recorder_attach(rec, opt.pids, opt.npids);
-	if (e == -EPERM && !opt.attach_given) {
+	if (e == -EPERM && !opt.attach_given && !opt.all) {
 		/* ptrace refused (a debugger, a policy): attach without pausing */
 		snprintf(why, sizeof(why), "%s", sp_recorder_error(rec));
 		sp_recorder_free(rec);
@@ -501,7 +578,12 @@ static int record_pids(void)
 	if (e)
 		sp_die("%s", failure());
 	sp_recorder_stats(rec, &st);
-	if (opt.rec.attach == SP_RECORD_ATTACH_STOP)
+	if (opt.all)
+		sp_warn("recording every process%s: %llu processes, %llu threads running",
+			opt.rec.cgroup ? " of the cgroup" : "",
+			(unsigned long long)st.processes,
+			(unsigned long long)st.threads);
+	else if (opt.rec.attach == SP_RECORD_ATTACH_STOP)
 		sp_warn("attached %llu threads in %.1f ms",
 			(unsigned long long)st.attach_threads,
 			st.attach_pause_ns / 1e6);

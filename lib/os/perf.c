@@ -50,6 +50,14 @@ int sp_perf_open(struct perf_event_attr *attr, pid_t tid, int cpu)
 	return fd < 0 ? -errno : (int)fd;
 }
 
+int sp_perf_open_cgroup(struct perf_event_attr *attr, int cgroup_fd, int cpu)
+{
+	long fd = syscall(SYS_perf_event_open, attr, cgroup_fd, cpu, -1,
+			  PERF_FLAG_FD_CLOEXEC | PERF_FLAG_PID_CGROUP);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
 static int perf_ioctl(int fd, unsigned long req, unsigned long arg)
 {
 	return ioctl(fd, req, arg) < 0 ? -errno : 0;

@@ -29,6 +29,12 @@ const char *sp_perf_event_names(void);
 /* perf_event_open(2), close-on-exec.  Returns a descriptor or -errno. */
 int sp_perf_open(struct perf_event_attr *attr, pid_t tid, int cpu);
 
+/*
+ * The same for the tasks of one cgroup on one CPU: cgroup_fd is an open
+ * directory of the cgroup v2 hierarchy (or of v1's perf_event one).
+ */
+int sp_perf_open_cgroup(struct perf_event_attr *attr, int cgroup_fd, int cpu);
+
 /* Send the records of fd into the ring buffer of target.  0 or -errno. */
 int sp_perf_set_output(int fd, int target);
 

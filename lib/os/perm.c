@@ -264,6 +264,31 @@ static void explain_profile(struct text *t, const struct sp_perm *p, int err)
 		put(t, "): a security module (SELinux, AppArmor) or a seccomp filter may forbid it");
 }
 
+/* The kernel's perf_allow_cpu(): paranoid 0 or less, or CAP_PERFMON. */
+static void explain_profile_cpu(struct text *t, const struct sp_perm *p,
+				int err)
+{
+	int perfmon = has(p, SP_CAP_PERFMON) || has(p, SP_CAP_SYS_ADMIN);
+
+	if (p->have_paranoid && p->paranoid > 0 && !perfmon) {
+		put(t, "kernel.perf_event_paranoid is %lld, which allows %s; every process of a cpu needs it at 0 or below, or CAP_PERFMON, and this process has neither it nor CAP_SYS_ADMIN",
+		    p->paranoid, paranoid_allows(p->paranoid));
+		caps(t, p);
+		put(t, ": run as root, grant CAP_PERFMON, or set kernel.perf_event_paranoid to 0");
+		return;
+	}
+	put(t, "no cause found here (");
+	if (p->have_paranoid)
+		put(t, "perf_event_paranoid %lld allows %s; ",
+		    p->paranoid, paranoid_allows(p->paranoid));
+	put(t, perfmon ? "this process has CAP_PERFMON" :
+	    "this process has no CAP_PERFMON");
+	if (err == -EPERM)
+		put(t, "): it answered EPERM, as a seccomp filter does (a container's): allow perf_event_open there");
+	else
+		put(t, "): a security module (SELinux, AppArmor) or a seccomp filter may forbid it");
+}
+
 static void explain_trace(struct text *t, const struct sp_perm *p,
 			  enum sp_perm_op op)
 {
@@ -336,6 +361,8 @@ const char *sp_perm_explain(const struct sp_perm *p, enum sp_perm_op op,
 	    op == SP_PERM_READ_MEMORY ? "process_vm_readv" : "perf_event_open");
 	if (op == SP_PERM_PROFILE)
 		explain_profile(&t, p, err < 0 ? err : -err);
+	else if (op == SP_PERM_PROFILE_CPU)
+		explain_profile_cpu(&t, p, err < 0 ? err : -err);
 	else
 		explain_trace(&t, p, op);
 	return buf;

@@ -126,16 +126,14 @@ static int cmp_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int sp_procfs_tids(pid_t pid, pid_t **tids, size_t *n)
+/* The numeric names in directory path, ascending.  0 or -errno. */
+static int numbered(const char *path, pid_t **out, size_t *n)
 {
-	char path[64];
 	struct dirent *d;
 	pid_t *v = NULL;
 	size_t len = 0, cap = 0;
-	DIR *dir;
+	DIR *dir = opendir(path);
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	dir = opendir(path);
 	if (!dir)
 		return gone(errno);
 	while ((d = readdir(dir))) {
@@ -145,7 +143,7 @@ int sp_procfs_tids(pid_t pid, pid_t **tids, size_t *n)
 		if (d->d_name[0] < '0' || d->d_name[0] > '9')
 			continue;
 		t = strtol(d->d_name, &end, 10);
-		if (*end || t <= 0)
+		if (*end || t <= 0 || t > INT32_MAX)
 			continue;
 		if (SP_GROW(v, cap, len + 1)) {
 			free(v);
@@ -155,14 +153,30 @@ int sp_procfs_tids(pid_t pid, pid_t **tids, size_t *n)
 		v[len++] = (pid_t)t;
 	}
 	closedir(dir);
-	if (!len) {
-		free(v);
-		return -ESRCH;
-	}
-	qsort(v, len, sizeof(*v), cmp_pid);
-	*tids = v;
+	if (len)
+		qsort(v, len, sizeof(*v), cmp_pid);
+	*out = v;
 	*n = len;
 	return 0;
+}
+
+int sp_procfs_tids(pid_t pid, pid_t **tids, size_t *n)
+{
+	char path[64];
+	int e;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	e = numbered(path, tids, n);
+	if (!e && !*n) {
+		free(*tids);
+		return -ESRCH;
+	}
+	return e;
+}
+
+int sp_procfs_pids(pid_t **pids, size_t *n)
+{
+	return numbered("/proc", pids, n);
 }
 
 /* Read a small file whole into buf as a string.  Returns its length or -errno. */

@@ -47,6 +47,12 @@ int sp_procfs_maps(pid_t pid, int (*fn)(const struct sp_procfs_map *m,
  */
 int sp_procfs_tids(pid_t pid, pid_t **tids, size_t *n);
 
+/*
+ * The process ids in /proc, ascending.  Returns 0 and a malloc'ed array the
+ * caller frees, or -errno.
+ */
+int sp_procfs_pids(pid_t **pids, size_t *n);
+
 /* The name of thread tid of pid, NUL-terminated.  Returns 0 or -errno. */
 int sp_procfs_comm(pid_t pid, pid_t tid, char comm[16]);
 

@@ -94,6 +94,8 @@ static int conv_sample(struct sp_recorder *r, const struct perf_event_header *h)
 		if (skip(&c, size, &stack) || take(&c, &dyn, 8) || dyn > size)
 			return bad(r);
 	}
+	if (!rec_host_wants(r, f.tid))
+		return 0;
 	/* kernel frames: the entries after PERF_CONTEXT_KERNEL up to a marker */
 	for (i = 0; i < nr; i++) {
 		uint64_t v;
@@ -255,7 +257,10 @@ static int conv_comm(struct sp_recorder *r, const struct perf_event_header *h)
 		rec_keep_forget(r, ids[0], t.time);	/* a new address space */
 	}
 	memcpy(o->comm, c.p, n < sizeof(o->comm) ? n : sizeof(o->comm) - 1);
-	return rec_note_ids(r, ids[0], ids[1], 0);
+	if (rec_note_ids(r, ids[0], ids[1], 0))
+		return -ENOMEM;
+	return rec_host_comm(r, ids[0], ids[1], o->comm,
+			     (h->misc & PERF_RECORD_MISC_COMM_EXEC) != 0);
 }
 
 static int conv_task(struct sp_recorder *r, const struct perf_event_header *h)
@@ -286,7 +291,9 @@ static int conv_task(struct sp_recorder *r, const struct perf_event_header *h)
 		    (rec_pmap_fork(r, (pid_t)f.pid, (pid_t)f.ppid, f.time) ||
 		     rec_keep_fork(r, f.pid, f.ppid, f.time)))
 			return -ENOMEM;
-		return rec_note_ids(r, f.pid, f.tid, REC_ID_FORKED);
+		if (rec_note_ids(r, f.pid, f.tid, REC_ID_FORKED))
+			return -ENOMEM;
+		return rec_host_fork(r, f.tid, f.ptid);
 	}
 	if (f.pid == f.tid) {
 		rec_pmap_exit(r, (pid_t)f.pid);
@@ -316,6 +323,7 @@ static int conv_lost(struct sp_recorder *r, const struct perf_event_header *h)
 	o->lost = f[1];
 	r->lost += f[1];
 	r->lost_records++;
+	r->ev.bufs[r->ev.draining].lost += f[1];
 	return 0;
 }
 

@@ -56,7 +56,8 @@ int rec_events_setup(struct sp_recorder *r)
 				  o->pages, SP_RECORD_MAX_PAGES);
 	if (o->attach != SP_RECORD_ATTACH_STOP &&
 	    o->attach != SP_RECORD_ATTACH_LIVE &&
-	    o->attach != SP_RECORD_ATTACH_ON_EXEC)
+	    o->attach != SP_RECORD_ATTACH_ON_EXEC &&
+	    o->attach != SP_RECORD_ATTACH_HOST)
 		return sp_err_set(&r->err, -EINVAL, "invalid attach mode %d",
 				  (int)o->attach);
 
@@ -73,7 +74,8 @@ int rec_events_setup(struct sp_recorder *r)
 	/* STOP opens them disabled and enables them all before resuming */
 	a->disabled = o->attach != SP_RECORD_ATTACH_LIVE;
 	a->enable_on_exec = o->attach == SP_RECORD_ATTACH_ON_EXEC;
-	a->inherit = 1;
+	/* an event of every task on a CPU has no children to pass on to */
+	a->inherit = o->attach != SP_RECORD_ATTACH_HOST;
 	a->freq = 1;
 	a->sample_freq = o->frequency;
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
@@ -159,6 +161,14 @@ static int not_permitted(struct sp_recorder *r, pid_t pid, pid_t tid, int e)
 	struct sp_perm p;
 	char why[SP_ERR_MAX];
 
+	if (pid < 0) {
+		sp_perm_read(&p, getpid(), getpid());
+		p.have_target = 0;
+		sp_perm_explain(&p, SP_PERM_PROFILE_CPU, e, why, sizeof(why));
+		return sp_err_set(&r->err, -EACCES, "not permitted to profile %s: %s",
+				  r->o.cgroup ? "a cgroup" : "every process",
+				  why);
+	}
 	sp_perm_read(&p, pid, tid);
 	sp_perm_explain(&p, SP_PERM_PROFILE, e, why, sizeof(why));
 	return sp_err_set(&r->err, -EACCES, "not permitted to profile %d: %s",
@@ -202,7 +212,10 @@ static int open_one(struct sp_recorder *r, pid_t pid, pid_t tid, unsigned b)
 
 	for (;;) {
 		a->wakeup_watermark = (uint32_t)(cb->pages * ev->page / 4);
-		fd = sp_perf_open(a, tid, cb->cpu);
+		if (r->host.on && r->host.cgroup_fd >= 0)
+			fd = sp_perf_open_cgroup(a, r->host.cgroup_fd, cb->cpu);
+		else
+			fd = sp_perf_open(a, tid, cb->cpu);
 		if (fd == -EINVAL && a->build_id) {
 			/* before 5.12: MMAP2 records carry device and inode */
 			a->build_id = 0;
@@ -288,6 +301,22 @@ int rec_open_thread(struct sp_recorder *r, pid_t pid, pid_t tid)
 	if (rec_note_ids(r, (uint32_t)pid, (uint32_t)tid, REC_ID_ATTACHED))
 		return sp_err_set(&r->err, -ENOMEM, "out of memory");
 	return gone ? 0 : 1;
+}
+
+int rec_open_cpus(struct sp_recorder *r)
+{
+	unsigned b;
+	int e;
+
+	for (b = 0; b < r->ev.nbufs; b++) {
+		e = open_one(r, -1, -1, b);
+		if (e == -ESRCH)	/* of a task, never of a CPU */
+			e = sp_err_set(&r->err, e, "cannot open event '%s' on cpu %d: %s",
+				       r->event, r->ev.bufs[b].cpu, strerror(-e));
+		if (e)
+			return e;
+	}
+	return 0;
 }
 
 int rec_check_fd_budget(struct sp_recorder *r)
@@ -431,6 +460,7 @@ int rec_collect(struct sp_recorder *r)
 
 		if (!ring || !sp_ring_begin(ring))
 			continue;
+		r->ev.draining = i;
 		while ((h = sp_ring_next(ring))) {
 			e = rec_convert(r, h);
 			if (e) {

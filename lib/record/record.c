@@ -73,6 +73,21 @@ int rec_note_ids(struct sp_recorder *r, uint32_t pid, uint32_t tid,
 	return 0;
 }
 
+int rec_set_flags(struct sp_recorder *r, uint32_t tid, uint8_t flags, int on)
+{
+	struct sp_u64slot *s;
+
+	if (!tid)
+		return 0;
+	if (!on) {
+		s = sp_u64map_find(&r->threads, tid);
+		if (s)
+			s->val &= ~(uint64_t)flags;
+		return 0;
+	}
+	return id_add(&r->threads, tid, flags);
+}
+
 void rec_thread_gone(struct sp_recorder *r, uint32_t tid)
 {
 	sp_u64map_del(&r->threads, tid);
@@ -106,6 +121,7 @@ struct sp_recorder *sp_recorder_new(const struct sp_record_opts *o,
 	}
 	r->o.cache_dir = r->keep.dir;
 	r->out = out;
+	r->host.cgroup_fd = -1;
 	rec_copy_own_vdso(r);
 	return r;
 }
@@ -118,6 +134,7 @@ void sp_recorder_free(struct sp_recorder *r)
 	rec_events_release(&r->ev);
 	rec_merge_release(&r->mg);
 	rec_targets_release(&r->tg);
+	rec_host_release(&r->host);
 	rec_synth_release(&r->syn);
 	rec_capture_release(&r->cap);
 	rec_tail_release(&r->tail);
@@ -254,25 +271,49 @@ static int attach_running(struct sp_recorder *r)
 	return 0;
 }
 
+/*
+ * Every process: one event per CPU, enabled before /proc is read so that
+ * what starts or maps meanwhile is reported by the kernel.
+ */
+static int attach_host(struct sp_recorder *r)
+{
+	int e = rec_open_cpus(r);
+
+	if (!e)
+		e = rec_enable_all(r);
+	if (e)
+		return e;
+	e = rec_write_header(r);
+	if (e)
+		return sp_err_set(&r->err, e, "cannot write the raw stream: %s",
+				  strerror(-e));
+	return rec_host_existing(r);
+}
+
 int sp_recorder_attach(struct sp_recorder *r, const pid_t *pids, size_t n)
 {
+	int host = r->o.attach == SP_RECORD_ATTACH_HOST;
 	int e;
 
 	if (r->did_attach)
 		return sp_err_set(&r->err, -EBUSY, "already attached");
 	r->did_attach = 1;
-	if (!n)
+	if (!n && !host)
 		return sp_err_set(&r->err, -EINVAL, "no process to profile");
+	if (n && host)
+		return sp_err_set(&r->err, -EINVAL, "the whole host has every process already");
 	e = rec_events_setup(r);
 	if (!e)
 		e = rec_tail_setup(r);
+	if (!e)
+		e = rec_host_setup(r);
 	if (e)
 		return e;
 	if (r->o.attach == SP_RECORD_ATTACH_ON_EXEC && n != 1)
 		return sp_err_set(&r->err, -EINVAL, "enable-on-exec records one launched process, not %zu",
 				  n);
 	e = rec_events_cpus(r);
-	if (!e)
+	if (!e && !host)
 		e = find_targets(r, pids, n);
 	if (e)
 		return e;
@@ -283,7 +324,9 @@ int sp_recorder_attach(struct sp_recorder *r, const pid_t *pids, size_t n)
 
 	r->start_time = sp_mono_ns();
 	r->start_realtime = sp_realtime_of(r->start_time);
-	if (r->o.attach == SP_RECORD_ATTACH_ON_EXEC)
+	if (host)
+		e = attach_host(r);
+	else if (r->o.attach == SP_RECORD_ATTACH_ON_EXEC)
 		e = attach_on_exec(r);
 	else
 		e = attach_running(r);
@@ -336,7 +379,7 @@ int sp_recorder_consume(struct sp_recorder *r)
 
 int sp_recorder_active(struct sp_recorder *r)
 {
-	return rec_targets_alive(r);
+	return r->host.on || rec_targets_alive(r);
 }
 
 int sp_recorder_disable(struct sp_recorder *r)
@@ -381,6 +424,17 @@ void sp_recorder_stats(const struct sp_recorder *r, struct sp_record_stats *st)
 	st->cache_bytes = r->keep.store_bytes;
 	st->cache_evicted = r->keep.evicted;
 	st->cache_error = r->keep.trim_err;
+	st->filtered = r->host.filtered;
+}
+
+int sp_recorder_cpu_lost(const struct sp_recorder *r, size_t i, int *cpu,
+			 uint64_t *lost)
+{
+	if (i >= r->ev.nbufs)
+		return -ENOENT;
+	*cpu = r->ev.bufs[i].cpu;
+	*lost = r->ev.bufs[i].lost;
+	return 0;
 }
 
 int sp_recorder_finish(struct sp_recorder *r, struct sp_record_stats *st)

@@ -72,6 +72,14 @@ enum sp_record_attach {
 	 * that has not exec'd yet; its events count from its exec on.
 	 */
 	SP_RECORD_ATTACH_ON_EXEC,
+	/*
+	 * Every process of the host, those that start later included: one
+	 * event per CPU for every task (or every task of one cgroup), which
+	 * needs CAP_PERFMON or perf_event_paranoid <= 0.  No process is
+	 * paused; what runs when recording begins is read from /proc.  pids
+	 * is empty.
+	 */
+	SP_RECORD_ATTACH_HOST,
 };
 
 struct sp_record_opts {
@@ -98,6 +106,16 @@ struct sp_record_opts {
 	uint64_t cache_max;	/* bytes the cache may hold after the
 				   recording (0: no limit); the oldest
 				   copies are evicted */
+	/* SP_RECORD_ATTACH_HOST only: */
+	const char *cgroup;	/* only the tasks of this cgroup directory
+				   (cgroup v2, or v1's perf_event hierarchy);
+				   NULL: all (copied) */
+	const char *comms;	/* only threads with one of these names,
+				   comma-separated; NULL: all (copied) */
+	int include_self;	/* sample the recorder and the pipeline it
+				   writes into (the readers of its output
+				   pipe, theirs, ...) too; by default their
+				   samples are not written */
 };
 
 #define SP_RECORD_DEFAULT_CACHE_MAX	SP_BIDSTORE_DEFAULT_MAX
@@ -143,6 +161,9 @@ struct sp_record_stats {
 	uint64_t cache_bytes;
 	uint64_t cache_evicted;	/* copies evicted to stay under cache_max */
 	int cache_error;	/* -errno: the cache could not be trimmed */
+	uint64_t filtered;	/* SP_RECORD_ATTACH_HOST: samples not written,
+				   of the recorder and its pipeline or of
+				   threads whose name is not asked for */
 };
 
 /*
@@ -230,6 +251,13 @@ void sp_recorder_stats(const struct sp_recorder *r, struct sp_record_stats *st);
  */
 int sp_recorder_kept(const struct sp_recorder *r, size_t i,
 		     struct sp_record_kept *k);
+
+/*
+ * The events the kernel dropped on the i-th CPU buffer: fills *cpu and
+ * *lost and returns 0, or -ENOENT past the last.
+ */
+int sp_recorder_cpu_lost(const struct sp_recorder *r, size_t i, int *cpu,
+			 uint64_t *lost);
 
 /* The last error, one line without the program name; "" if none. */
 const char *sp_recorder_error(const struct sp_recorder *r);

@@ -3,16 +3,19 @@
  * recorder.h: the inside of struct sp_recorder, shared by the files of
  * lib/record/ and by nothing else (record.h is what callers see).
  *
- * A recording has eight concerns, one file each, and the recorder is one
+ * A recording has nine concerns, one file each, and the recorder is one
  * part per concern, owned by its file; a part is touched from outside its
  * file only through the rec_ functions below:
  *
- *	events.c	perf events (one per thread and CPU), the per-CPU ring
- *			buffers, draining them
+ *	events.c	perf events (one per thread and CPU, or one per CPU for
+ *			the whole host), the per-CPU ring buffers, draining
+ *			them
  *	convert.c	kernel records turned into raw-stream records
  *	merge.c		the queue that writes the records of all CPUs in time
  *			order
  *	attach.c	the target processes, pausing them while attaching
+ *	host.c		the whole host instead: which of its threads are
+ *			written, and what /proc says of them at the start
  *	synth.c		what /proc says existed before the recording began
  *	capture.c	what a later reader could not find any more: kernel
  *			symbols, perf map text, [vdso] images
@@ -58,6 +61,7 @@ struct rec_cpubuf {
 	struct sp_ring *ring;
 	size_t owner;		/* index into events of the one mapped */
 	size_t polled;		/* index into events of the polled one */
+	uint64_t lost;		/* events the kernel dropped here */
 };
 
 /* A thread we opened events for. */
@@ -81,6 +85,7 @@ struct rec_events {
 	struct rec_thread *attached;
 	size_t nattached, attached_cap;
 	size_t nexited;		/* attached threads with exited set */
+	unsigned draining;	/* the buffer rec_collect() reads now */
 	int disabled;
 };
 
@@ -95,6 +100,12 @@ int rec_events_cpus(struct sp_recorder *r);
  * when the thread has gone, or -errno.
  */
 int rec_open_thread(struct sp_recorder *r, pid_t pid, pid_t tid);
+
+/*
+ * Open one event per CPU for every task, or for those of the host part's
+ * cgroup, disabled.  0 or -errno.
+ */
+int rec_open_cpus(struct sp_recorder *r);
 
 /* Refuse what RLIMIT_NOFILE cannot hold, before pausing anything. */
 int rec_check_fd_budget(struct sp_recorder *r);
@@ -218,6 +229,7 @@ struct rec_bid {
 struct rec_synth {
 	struct rec_bid *bids;
 	size_t n, cap;
+	struct sp_u64map index;	/* hash of device and inode -> bids[] */
 };
 
 /* Write the raw stream header.  0 or -errno. */
@@ -230,7 +242,64 @@ int rec_write_header(struct sp_recorder *r);
  */
 int rec_write_existing(struct sp_recorder *r);
 
+/*
+ * Write thread tid of process pid as found at the start: a FORK from ppid
+ * (0: unknown) and its name, comm (NULL: none known).  0 or -errno.
+ */
+int rec_synth_thread(struct sp_recorder *r, pid_t pid, pid_t tid, pid_t ppid,
+		     const char *comm);
+
+/* Write the name of thread tid of pid as found at the start.  0 or -errno. */
+int rec_synth_comm(struct sp_recorder *r, pid_t pid, pid_t tid,
+		   const char *comm);
+
+/*
+ * Write the executable mappings of process pid with their build ids, and
+ * its [vdso] image.  0, or -errno of a write (a process that has gone is
+ * no error).
+ */
+int rec_synth_maps(struct sp_recorder *r, pid_t pid);
+
 void rec_synth_release(struct rec_synth *s);
+
+/* host.c ------------------------------------------------------------------ */
+
+struct rec_host {
+	int on;			/* SP_RECORD_ATTACH_HOST */
+	int cgroup_fd;		/* the cgroup's directory; -1: every task */
+	pid_t self;		/* the recorder; 0: its pipeline is sampled */
+	struct sp_u64map pipes;	/* inodes of the pipeline's pipes */
+	char (*comms)[16];	/* the names asked for; none: every thread */
+	size_t ncomms;
+	uint64_t processes;	/* found in /proc at the start */
+	uint64_t filtered;	/* samples not written */
+};
+
+/* Check the options: names, cgroup.  0 or -errno. */
+int rec_host_setup(struct sp_recorder *r);
+
+/*
+ * Walk /proc once the events are enabled: mark the threads of the
+ * recorder's pipeline and those with a name asked for, follow every perf
+ * map, write every thread and mapping (rec_synth_thread(),
+ * rec_synth_maps()).  0 or -errno.
+ */
+int rec_host_existing(struct sp_recorder *r);
+
+/* Whether a sample of thread tid is written. */
+int rec_host_wants(struct sp_recorder *r, uint32_t tid);
+
+/* Thread tid was created by ptid: it is of the same group, with its name. */
+int rec_host_fork(struct sp_recorder *r, uint32_t tid, uint32_t ptid);
+
+/*
+ * Thread tid of pid took the name comm (NUL-terminated), at an exec of
+ * pid when exec is set.  0 or -ENOMEM.
+ */
+int rec_host_comm(struct sp_recorder *r, uint32_t pid, uint32_t tid,
+		  const char *comm, int exec);
+
+void rec_host_release(struct rec_host *h);
 
 /* capture.c --------------------------------------------------------------- */
 
@@ -429,6 +498,8 @@ void rec_keep_release(struct rec_keep *k);
 #define REC_ID_ATTACHED	0x1	/* we opened events for it */
 #define REC_ID_FORKED	0x2	/* a FORK record announced it: it inherited events */
 #define REC_ID_SEEN	0x4	/* in any record: it has events of some kind */
+#define REC_ID_OWN	0x8	/* of the recorder's own process group */
+#define REC_ID_NAMED	0x10	/* its name is one asked for (host.c) */
 
 struct sp_recorder {
 	struct sp_record_opts o;
@@ -440,6 +511,7 @@ struct sp_recorder {
 	struct rec_events ev;
 	struct rec_merge mg;
 	struct rec_targets tg;
+	struct rec_host host;
 	struct rec_synth syn;
 	struct rec_capture cap;
 	struct rec_tail tail;
@@ -464,6 +536,9 @@ struct sp_recorder {
 /* Add flags to thread tid and note process pid.  0 or -ENOMEM. */
 int rec_note_ids(struct sp_recorder *r, uint32_t pid, uint32_t tid,
 		 uint8_t flags);
+
+/* Set (on) or clear REC_ID_* flags of thread tid.  0 or -ENOMEM. */
+int rec_set_flags(struct sp_recorder *r, uint32_t tid, uint8_t flags, int on);
 
 /* The REC_ID_* flags of thread tid, 0 if never seen or exited. */
 uint8_t rec_thread_flags(const struct sp_recorder *r, uint32_t tid);

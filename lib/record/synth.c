@@ -43,47 +43,65 @@ int rec_write_header(struct sp_recorder *r)
 void rec_synth_release(struct rec_synth *s)
 {
 	free(s->bids);
+	sp_u64map_release(&s->index);
 	memset(s, 0, sizeof(*s));
+}
+
+int rec_synth_thread(struct sp_recorder *r, pid_t pid, pid_t tid, pid_t ppid,
+		     const char *comm)
+{
+	struct sp_task_rec t;
+	int e;
+
+	memset(&t, 0, sizeof(t));
+	t.hdr.type = SP_REC_FORK;
+	t.hdr.size = sizeof(t);
+	t.time = r->start_time;
+	t.pid = (uint32_t)pid;
+	t.ppid = (uint32_t)ppid;
+	t.tid = (uint32_t)tid;
+	t.ptid = (uint32_t)ppid;
+	t.flags = SP_REC_SYNTH;
+	e = sp_out_rec(r->out, &t, sizeof(t));
+	if (e || !comm)
+		return e;
+	/* after the FORK, which gives a thread its parent's name */
+	return rec_synth_comm(r, pid, tid, comm);
+}
+
+int rec_synth_comm(struct sp_recorder *r, pid_t pid, pid_t tid,
+		   const char *comm)
+{
+	struct sp_comm_rec c;
+
+	memset(&c, 0, sizeof(c));
+	c.hdr.type = SP_REC_COMM;
+	c.hdr.size = sizeof(c);
+	c.time = r->start_time;
+	c.pid = (uint32_t)pid;
+	c.tid = (uint32_t)tid;
+	c.flags = SP_REC_SYNTH;
+	memcpy(c.comm, comm, strnlen(comm, sizeof(c.comm) - 1));
+	return sp_out_rec(r->out, &c, sizeof(c));
 }
 
 static int synth_threads(struct sp_recorder *r)
 {
-	struct sp_comm_rec c;
-	struct sp_task_rec t;
 	size_t i;
 	int e;
 
 	for (i = 0; i < r->ev.nattached; i++) {
 		pid_t pid = r->ev.attached[i].pid, tid = r->ev.attached[i].tid;
 		pid_t tgid, ppid = pid;
+		char comm[16];
 
 		if (tid == pid && sp_procfs_status(pid, &tgid, &ppid))
 			ppid = 0;
-		memset(&t, 0, sizeof(t));
-		t.hdr.type = SP_REC_FORK;
-		t.hdr.size = sizeof(t);
-		t.time = r->start_time;
-		t.pid = (uint32_t)pid;
-		t.ppid = (uint32_t)ppid;
-		t.tid = (uint32_t)tid;
-		t.ptid = (uint32_t)ppid;
-		t.flags = SP_REC_SYNTH;
-		e = sp_out_rec(r->out, &t, sizeof(t));
+		e = rec_synth_thread(r, pid, tid, ppid,
+				     sp_procfs_comm(pid, tid, comm) == 0 ?
+				     comm : NULL);
 		if (e)
 			return e;
-		/* after the FORK, which gives a thread its parent's name */
-		memset(&c, 0, sizeof(c));
-		c.hdr.type = SP_REC_COMM;
-		c.hdr.size = sizeof(c);
-		c.time = r->start_time;
-		c.pid = (uint32_t)pid;
-		c.tid = (uint32_t)tid;
-		c.flags = SP_REC_SYNTH;
-		if (sp_procfs_comm(pid, tid, c.comm) == 0) {
-			e = sp_out_rec(r->out, &c, sizeof(c));
-			if (e)
-				return e;
-		}
 	}
 	return 0;
 }
@@ -125,27 +143,44 @@ static int synth_vdso(struct synth_maps *s, const struct sp_procfs_map *m)
 	return e;
 }
 
+static uint64_t file_key(const struct sp_procfs_map *m)
+{
+	uint64_t k[2] = { (uint64_t)m->maj << 32 | m->min, m->ino };
+
+	return sp_hash_bytes(k, sizeof(k));
+}
+
 /* The build id of a mapped file, read once per file (device and inode). */
 static int map_build_id(struct sp_recorder *r, pid_t pid,
 			const struct sp_procfs_map *m, uint8_t id[20])
 {
 	struct rec_synth *sy = &r->syn;
+	struct sp_u64slot *slot;
 	struct rec_bid *c;
-	size_t i;
-	int fd;
+	uint64_t key = file_key(m);
+	int fd, is_new;
 
 	if (m->path[0] != '/' || !m->ino)
 		return 0;
-	for (i = 0; i < sy->n; i++) {
-		c = &sy->bids[i];
+	slot = sp_u64map_get(&sy->index, key, &is_new);
+	if (!slot)
+		return 0;
+	if (!is_new) {
+		c = &sy->bids[slot->val];
 		if (c->ino == m->ino && c->maj == m->maj && c->min == m->min) {
 			if (c->len > 0)
 				memcpy(id, c->id, (size_t)c->len);
 			return c->len > 0 ? c->len : 0;
 		}
+		/* two files with one key: the first keeps it, read this one */
 	}
-	if (SP_GROW(sy->bids, sy->cap, sy->n + 1))
+	if (SP_GROW(sy->bids, sy->cap, sy->n + 1)) {
+		if (is_new)
+			sp_u64map_del(&sy->index, key);
 		return 0;
+	}
+	if (is_new)
+		slot->val = sy->n;
 	c = &sy->bids[sy->n++];
 	memset(c, 0, sizeof(*c));
 	c->maj = m->maj;
@@ -204,21 +239,27 @@ static int synth_map(const struct sp_procfs_map *m, void *arg)
 	return e;
 }
 
+int rec_synth_maps(struct sp_recorder *r, pid_t pid)
+{
+	struct synth_maps *s = calloc(1, sizeof(*s));
+	int e;
+
+	if (!s)
+		return -ENOMEM;
+	s->r = r;
+	s->pid = pid;
+	sp_procfs_maps(pid, synth_map, s);
+	e = s->err;
+	free(s);
+	return e;
+}
+
 int rec_write_existing(struct sp_recorder *r)
 {
 	size_t i;
 	int e = synth_threads(r);
 
-	for (i = 0; !e && i < r->tg.n; i++) {
-		struct synth_maps *s = calloc(1, sizeof(*s));
-
-		if (!s)
-			return -ENOMEM;
-		s->r = r;
-		s->pid = r->tg.pids[i];
-		sp_procfs_maps(s->pid, synth_map, s);
-		e = s->err;
-		free(s);
-	}
+	for (i = 0; !e && i < r->tg.n; i++)
+		e = rec_synth_maps(r, r->tg.pids[i]);
 	return e;
 }

@@ -662,3 +662,14 @@ cpu_grew() {
 cpu_ticks() {
 	awk '{ print $14 + $15 }' "/proc/$1/stat"
 }
+
+# The stream starts with the raw magic and a version 1 header of 120
+# bytes, and ends with a SUMMARY record (type 10, size 80).
+assert_stream_exact() {
+	run sh -c "head -c 8 '$1' | od -An -c | tr -d ' '"
+	assert_output 'SPRAW\0\0\0'
+	run sh -c "od -An -tu4 -j8 -N8 '$1' | tr -s ' '"
+	assert_output ' 1 120'
+	run sh -c "tail -c 80 '$1' | od -An -tu4 -N8 | tr -s ' '"
+	assert_output ' 10 80'
+}

@@ -149,17 +149,6 @@ teardown() {
 	[[ -z $NOBODY_DIR ]] || rm -rf "$NOBODY_DIR"
 }
 
-# The stream starts with the raw magic and a version 1 header of 120
-# bytes, and ends with a SUMMARY record (type 10, size 80).
-assert_stream_exact() {
-	run sh -c "head -c 8 '$1' | od -An -c | tr -d ' '"
-	assert_output 'SPRAW\0\0\0'
-	run sh -c "od -An -tu4 -j8 -N8 '$1' | tr -s ' '"
-	assert_output ' 1 120'
-	run sh -c "tail -c 80 '$1' | od -An -tu4 -N8 | tr -s ' '"
-	assert_output ' 10 80'
-}
-
 # samples_of TEXT: the sample count of a summary line
 samples_of() {
 	sed -n 's/^sp-record: \([0-9]*\) samples, .*/\1/p' <<<"$1"
@@ -207,7 +196,7 @@ wait_rec() {
 		"-p 1 -e bogus|invalid event 'bogus': must be cpu-clock, task-clock, cycles or instructions"
 		"-p abc|invalid pid 'abc': must be 1..4194304"
 		"-p 0|invalid pid '0': must be 1..4194304"
-		"-F 99|no process to sample: give -p PID"
+		"-F 99|no process to sample: give -p PID, -a or a COMMAND"
 		"-p 1 --frob|unknown option '--frob'"
 		"-p 1 -x|unknown option '-x'"
 		"-p 1 extra|unexpected argument 'extra'"

@@ -235,6 +235,37 @@ static void test_read_self(void)
 	CHECK(!p.have_target && !p.have_target_caps && p.target_dumpable == -1);
 }
 
+static const char *profile_cpu(const struct sp_perm *p, int err)
+{
+	return sp_perm_explain(p, SP_PERM_PROFILE_CPU, err, buf, sizeof(buf));
+}
+
+/* Every process of a CPU: paranoid 0 or CAP_PERFMON, whoever owns what. */
+static void test_profile_cpu(void)
+{
+	struct sp_perm p = base();
+
+	p.have_target = 0;
+	CHECK_STR(profile_cpu(&p, -EACCES),
+		  "perf_event_open was denied: kernel.perf_event_paranoid is 2, which allows profiling one's own processes, user space only; every process of a cpu needs it at 0 or below, or CAP_PERFMON, and this process has neither it nor CAP_SYS_ADMIN (CapEff 0000000000000000): run as root, grant CAP_PERFMON, or set kernel.perf_event_paranoid to 0");
+	p.paranoid = 1;
+	HAS(profile_cpu(&p, -EACCES), "kernel.perf_event_paranoid is 1, ");
+	/* 0 allows it: the cause is elsewhere */
+	p.paranoid = 0;
+	HAS(profile_cpu(&p, -EACCES), "no cause found here (perf_event_paranoid 0 allows profiling one's own processes and whole cpus; this process has no CAP_PERFMON): a security module");
+	HAS(profile_cpu(&p, -EPERM), "as a seccomp filter does");
+	/* CAP_PERFMON or CAP_SYS_ADMIN lets past paranoid */
+	p.paranoid = 2;
+	p.cap_eff = CAP(SP_CAP_PERFMON);
+	HAS(profile_cpu(&p, -EACCES), "no cause found here");
+	p.cap_eff = CAP(SP_CAP_SYS_ADMIN);
+	LACKS(profile_cpu(&p, -EACCES), "kernel.perf_event_paranoid is");
+	/* unknown paranoid: nothing said of it */
+	p.have_paranoid = 0;
+	p.cap_eff = 0;
+	LACKS(profile_cpu(&p, -EACCES), "paranoid");
+}
+
 int main(void)
 {
 	test_paranoid();
@@ -246,5 +277,6 @@ int main(void)
 	test_read_memory();
 	test_cut();
 	test_read_self();
+	test_profile_cpu();
 	return unit_done("test-perm");
 }

@@ -1,0 +1,193 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# sp-record -a: the whole host, the processes started later, what is left
+# out (the recorder's own pipeline, --comm, --cgroup), lost events by CPU,
+# and who may record it.
+#
+# Spinners are copies of wl-single under names of their own, so that a
+# test tells them apart by name; each runs its designed stacks for SECONDS
+# of wall-clock time and is killed at teardown.
+
+# shellcheck disable=SC2154	# status, output: set by bats' run
+load common
+
+setup_file() {
+	need_perf_events
+	build_workloads
+}
+
+setup() {
+	[ "$(id -u)" = 0 ] || skip "the whole host needs root or CAP_PERFMON"
+	RAW=$BATS_TEST_TMPDIR/host.raw
+	OUT=$BATS_TEST_TMPDIR/host.folded
+}
+
+teardown() {
+	stop_targets
+	if [[ -n ${CGROUP:-} && -d $CGROUP ]]; then
+		# killed and reaped: the cgroup is empty and goes
+		rmdir "$CGROUP" 2>/dev/null || true
+	fi
+}
+
+# spinner NAME: a copy of wl-single called NAME, in $BATS_TEST_TMPDIR.
+spinner() {
+	cp "$WL_DIR/wl-single" "$BATS_TEST_TMPDIR/$1"
+	echo "$BATS_TEST_TMPDIR/$1"
+}
+
+# record_host ARGS...: run sp-record -a -o $RAW ARGS... (its stderr in
+# $output and $lines, its exit status in $status); then, if it succeeded,
+# fold the stream with --pid into $OUT.
+record_host() {
+	run "$SP_RECORD" -a -o "$RAW" "$@"
+	[ "$status" -eq 0 ] || return 0
+	sp_replay "$RAW" "$OUT" --pid
+	assert_pipeline_ok "$OUT"
+}
+
+# first_frames FILE: the distinct first frames (comm-PID) of folded FILE.
+first_frames() {
+	sed 's/;.*//; s/ [0-9]*$//' "$1" | sort -u
+}
+
+@test "-a: options that belong to it, and those that do not" {
+	run "$SP_RECORD" -a -p 1
+	assert_failure 64
+	assert_output --partial "-a and -p: the whole host has every process already"
+	run "$SP_RECORD" -a --attach live
+	assert_failure 64
+	assert_output --partial "--attach is for -p"
+	run "$SP_RECORD" -p 1 --comm bash
+	assert_failure 64
+	assert_output --partial "--comm, --cgroup and --include-self choose among the processes of -a"
+	run "$SP_RECORD" -a --comm bash,,sh
+	assert_failure 64
+	assert_output --partial "invalid thread names 'bash,,sh': each must be 1..15 bytes"
+	run "$SP_RECORD" -a --comm 0123456789abcdef
+	assert_failure 64
+	run "$SP_RECORD" -a --cgroup "$BATS_TEST_TMPDIR/none" -d 1 -o "$RAW"
+	assert_failure 2
+	assert_output --partial "cannot open cgroup '$BATS_TEST_TMPDIR/none': No such file or directory"
+	run "$SP_RECORD" --help
+	assert_output --partial "-a, --all-cpus"
+}
+
+@test "-a records the processes running when it starts and those started later, each with its stacks" {
+	local before after rpid
+	WL_CLOCK=cpu start_target --go wl-single 1
+	before=$TARGET_PID
+	"$SP_RECORD" -a -m 8192 -o "$RAW" 2>"$RAW.err" 3>&- &
+	rpid=$!
+	echo "$rpid" >>"$BATS_TEST_TMPDIR/pipelines"
+	recording_started "$RAW" "$rpid"
+	release_target
+	# started, mapped and named while recording: the kernel tells it all
+	WL_CLOCK=cpu start_target wl-single 1
+	after=$TARGET_PID
+	wait_until 120 "both targets to do 1 s of work" gone "$before"
+	wait_until 120 "both targets to do 1 s of work" gone "$after"
+	kill -INT "$rpid"
+	status=0
+	wait "$rpid" || status=$?
+	assert_equal "$status" 0
+	run cat "$RAW.err"
+	assert_line --regexp '^sp-record: recording every process: [0-9]+ processes, [0-9]+ threads running$'
+	assert_line --regexp '^sp-record: [0-9]+ samples, 0 lost events, [0-9]+ threads, '
+	sp_replay "$RAW" "$OUT" --pid
+	assert_pipeline_ok "$OUT"
+	for pid in "$before" "$after"; do
+		local n
+		n=$(fold_count "$OUT" "^wl-single-$pid;")
+		# 1 s of CPU at 99 Hz
+		((n >= 80)) || { show_folded "$OUT"; fail "wl-single $pid has $n samples, want about 99"; }
+		grep "^wl-single-$pid;" "$OUT" >"$OUT.$pid"
+		assert_share_near "$OUT.$pid" "^wl-single-$pid;main;run;outer_a;middle_a;leaf_a(;wl_burn_\\[i\\])?$" "$WL_SINGLE_SHARE_A"
+		assert_share_near "$OUT.$pid" "^wl-single-$pid;main;run;outer_b;leaf_b(;wl_burn_\\[i\\])?$" "$WL_SINGLE_SHARE_B"
+	done
+}
+
+@test "-a leaves out sp-record and the pipeline it writes into, unless --include-self" {
+	local spin n
+	spin=$(spinner sp-stage)
+	# a stage of the pipeline that spins: what reads sp-record's output
+	# (a subshell) and what it starts
+	# shellcheck disable=SC2016	# for the inner sh
+	run sh -c '"$0" -a -d 1 2>"$1.err" | { "$2" 30 & s=$!; cat >"$1"; kill $s; }' \
+		"$SP_RECORD" "$RAW" "$spin"
+	assert_success
+	run cat "$RAW.err"
+	assert_line --regexp '^sp-record: [0-9]+ samples not written: of sp-record and the pipeline it writes into$'
+	n=$(sed -n 's/^sp-record: \([0-9]*\) samples not written.*/\1/p' "$RAW.err")
+	((n >= 10)) || fail "only $n samples left out; the spinning stage had a second"
+	sp_replay "$RAW" "$OUT" --pid
+	assert_pipeline_ok "$OUT"
+	run first_frames "$OUT"
+	refute_line --regexp '^(sp-stage|sp-record)-'
+
+	# shellcheck disable=SC2016	# for the inner sh
+	run sh -c '"$0" -a -d 1 --include-self 2>"$1.err" | { "$2" 30 & s=$!; cat >"$1"; kill $s; }' \
+		"$SP_RECORD" "$RAW" "$spin"
+	assert_success
+	sp_replay "$RAW" "$OUT" --pid
+	n=$(fold_count "$OUT" "^sp-stage-[0-9]+;main;run;")
+	((n >= 10)) || { show_folded "$OUT"; fail "the spinning stage has $n samples with --include-self"; }
+}
+
+@test "-a --comm keeps the threads of those names only" {
+	local keep drop n
+	keep=$(spinner spin-keep)
+	drop=$(spinner spin-drop)
+	start_cmd "$keep" 30
+	start_cmd "$drop" 30
+	record_host --comm spin-keep,nothing-else -d 1
+	assert_equal "$status" 0
+	assert_line --regexp '^sp-record: [0-9]+ samples not written: of sp-record and the pipeline it writes into or of threads not named by --comm$'
+	run first_frames "$OUT"
+	assert_output --regexp '^spin-keep-[0-9]+$'
+	n=$(fold_count "$OUT" "^spin-keep-[0-9]+;main;run;")
+	((n >= 10)) || { show_folded "$OUT"; fail "spin-keep has $n samples"; }
+}
+
+@test "-a --cgroup keeps the tasks of that cgroup only" {
+	local mnt inside outside
+	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+	[[ -n $mnt ]] || skip "no cgroup v2 hierarchy is mounted"
+	CGROUP=$mnt/sp-test-$$-$BATS_TEST_NUMBER
+	mkdir "$CGROUP" 2>/dev/null || skip "cannot create a cgroup under $mnt"
+	inside=$(spinner spin-in)
+	outside=$(spinner spin-out)
+	start_cmd "$inside" 30
+	echo "$TARGET_PID" >"$CGROUP/cgroup.procs"
+	start_cmd "$outside" 30
+	record_host --cgroup "$CGROUP" -d 1
+	assert_equal "$status" 0
+	assert_line --regexp '^sp-record: recording every process of the cgroup: '
+	run first_frames "$OUT"
+	assert_output --regexp '^spin-in-[0-9]+$'
+}
+
+@test "-a names the cpus that lost events" {
+	local i
+	for i in 1 2 3; do
+		start_cmd "$(spinner "spin-$i")" 30
+	done
+	# the smallest buffer for 8-byte stacks, at a rate it cannot take
+	run "$SP_RECORD" -a -F 50000 --stack-size 8 -m 1 -d 1 -o "$RAW"
+	if [ "$status" -eq 0 ]; then
+		skip "the kernel delivered every event even into one-page buffers"
+	fi
+	assert_failure 1
+	assert_line --regexp '^sp-record: lost events by cpu: [0-9]+: [0-9]+(, [0-9]+: [0-9]+)*$'
+	assert_stream_exact "$RAW"
+}
+
+@test "-a is refused to a user without CAP_PERFMON, and says why" {
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+	local p
+	p=$(cat /proc/sys/kernel/perf_event_paranoid)
+	((p > 0)) || skip "kernel.perf_event_paranoid is $p: every user may record the whole host"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$SP_RECORD" -a -d 1 -o /dev/null
+	assert_failure 2
+	assert_output --regexp "^sp-record: not permitted to profile every process: perf_event_open was denied: kernel.perf_event_paranoid is $p, .* every process of a cpu needs it at 0 or below, or CAP_PERFMON, .*: run as root, grant CAP_PERFMON, or set kernel.perf_event_paranoid to 0$"
+}
