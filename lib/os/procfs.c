@@ -387,6 +387,56 @@ int sp_procfs_open_mapped(pid_t pid, const struct sp_procfs_map *m)
 	return fd < 0 ? -errno : fd;
 }
 
+int sp_procfs_nspid(pid_t pid, pid_t *nspid)
+{
+	char path[64], buf[4096], *p, *end;
+	ssize_t n;
+	long v;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	n = read_small(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	*nspid = pid;
+	p = strstr(buf, "\nNSpid:");
+	if (!p)
+		return 0;
+	/* one id per namespace, outermost first: the last is its own */
+	for (p += 7; ; p = end) {
+		v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (v > 0 && v <= INT32_MAX)
+			*nspid = (pid_t)v;
+	}
+	return 0;
+}
+
+static int same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	if (stat(a, &x))
+		return gone(errno);
+	if (stat(b, &y))
+		return gone(errno);
+	return x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+int sp_procfs_elsewhere(pid_t pid)
+{
+	char path[64];
+	int e;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	e = same_file("/proc/self/ns/mnt", path);
+	if (e == 1) {
+		snprintf(path, sizeof(path), "/proc/%d/root/", (int)pid);
+		e = same_file("/", path);
+	}
+	return e < 0 ? e : !e;
+}
+
 int sp_procfs_uid(pid_t pid, uid_t *uid)
 {
 	char path[64];

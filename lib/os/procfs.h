@@ -86,6 +86,20 @@ int sp_procfs_alive(pid_t pid);
  */
 int sp_procfs_open_mapped(pid_t pid, const struct sp_procfs_map *m);
 
+/*
+ * The id of process pid in its own (innermost) pid namespace, from the
+ * NSpid field of /proc/PID/status; pid itself on a kernel without it.
+ * Returns 0 or -errno.
+ */
+int sp_procfs_nspid(pid_t pid, pid_t *nspid);
+
+/*
+ * Whether process pid sees another file system than this process: another
+ * mount namespace, or another root directory (chroot).  Then its paths are
+ * under /proc/PID/root.  Returns 1, 0, or -errno.
+ */
+int sp_procfs_elsewhere(pid_t pid);
+
 /* The owner (effective user) of process pid.  Returns 0 or -errno. */
 int sp_procfs_uid(pid_t pid, uid_t *uid);
 

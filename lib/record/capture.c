@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* capture.c: kernel symbols, perf map text and [vdso] images, kept in the stream. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -98,6 +99,33 @@ int rec_capture_ksyms(struct sp_recorder *r, const struct sp_raw_sample *s)
 
 /* Perf maps -------------------------------------------------------------- */
 
+/*
+ * Where a process's perf map is: a JIT writes /tmp/perf-PID.map as it sees
+ * /tmp and its pid, so a process in a container (another mount namespace
+ * or root, another pid namespace) has it at
+ * /proc/PID/root/tmp/perf-NSPID.map.  Looked up once, and again after an
+ * exec.  The directory goes into dir (PATH_MAX bytes); 0 or -ENAMETOOLONG.
+ */
+static int pmap_dir(struct sp_recorder *r, struct rec_pmap *m, char *dir,
+		    size_t size)
+{
+	pid_t nspid;
+	int n;
+
+	if (!m->placed) {
+		m->placed = 1;
+		m->root[0] = 0;
+		m->name_pid = (uint32_t)m->pid;
+		if (sp_procfs_nspid(m->pid, &nspid) == 0)
+			m->name_pid = (uint32_t)nspid;
+		if (sp_procfs_elsewhere(m->pid) == 1)
+			snprintf(m->root, sizeof(m->root), "/proc/%d/root",
+				 (int)m->pid);
+	}
+	n = snprintf(dir, size, "%s%s", m->root, r->perfmap_dir);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
 static struct rec_pmap *pmap_get(struct rec_capture *c, pid_t pid)
 {
 	size_t i;
@@ -181,20 +209,20 @@ static int pmap_same_head(int fd, const struct rec_pmap *m)
 static void pmap_skip_stale(struct sp_recorder *r, struct rec_pmap *m,
 			    uint64_t born)
 {
-	char path[4096];
+	char path[4096], dir[4096];
 	struct stat st;
 	uint64_t mtime;
 	int fd;
 
-	if (sp_perfmap_path(path, sizeof(path), r->perfmap_dir,
-			    (uint32_t)m->pid) ||
+	if (pmap_dir(r, m, dir, sizeof(dir)) ||
+	    sp_perfmap_path(path, sizeof(path), dir, m->name_pid) ||
 	    stat(path, &st) || !S_ISREG(st.st_mode))
 		return;
 	mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
 		(uint64_t)st.st_mtim.tv_nsec;
 	if (mtime + PMAP_CLOCK_SLACK_NS >= born)
 		return;
-	fd = sp_perfmap_open(r->perfmap_dir, (uint32_t)m->pid, m->uid, NULL);
+	fd = sp_perfmap_open(dir, m->name_pid, m->uid, NULL);
 	if (fd < 0)
 		return;
 	if (!pmap_head(fd, st.st_size, &m->head, &m->head_len)) {
@@ -235,6 +263,14 @@ void rec_pmap_exit(struct sp_recorder *r, pid_t pid)
 		pm->exited = 1;
 }
 
+void rec_pmap_exec(struct sp_recorder *r, pid_t pid)
+{
+	struct rec_pmap *pm = pmap_get(&r->cap, pid);
+
+	if (pm)
+		pm->placed = 0;
+}
+
 static int write_perfmap(struct sp_recorder *r, pid_t pid, uint32_t flags,
 			 const char *text, size_t len)
 {
@@ -265,7 +301,7 @@ static int write_perfmap(struct sp_recorder *r, pid_t pid, uint32_t flags,
  */
 static int pmap_read(struct sp_recorder *r, struct rec_pmap *m)
 {
-	char path[4096];
+	char path[4096], dir[4096];
 	struct stat st;
 	uint32_t flags = 0;
 	char *buf = NULL;
@@ -273,8 +309,8 @@ static int pmap_read(struct sp_recorder *r, struct rec_pmap *m)
 	size_t got = 0, whole, done;
 	int fd, e = 0;
 
-	if (sp_perfmap_path(path, sizeof(path), r->perfmap_dir,
-			    (uint32_t)m->pid) ||
+	if (pmap_dir(r, m, dir, sizeof(dir)) ||
+	    sp_perfmap_path(path, sizeof(path), dir, m->name_pid) ||
 	    stat(path, &st) || !S_ISREG(st.st_mode) || st.st_uid != m->uid) {
 		m->seen = 0;
 		return 0;
@@ -283,7 +319,7 @@ static int pmap_read(struct sp_recorder *r, struct rec_pmap *m)
 	    st.st_size == m->size && st.st_mtim.tv_sec == m->mtime.tv_sec &&
 	    st.st_mtim.tv_nsec == m->mtime.tv_nsec)
 		return 0;
-	fd = sp_perfmap_open(r->perfmap_dir, (uint32_t)m->pid, m->uid, NULL);
+	fd = sp_perfmap_open(dir, m->name_pid, m->uid, NULL);
 	if (fd < 0)
 		return 0;
 	if (!m->seen || st.st_ino != m->ino || st.st_dev != m->dev ||

@@ -255,6 +255,7 @@ static int conv_comm(struct sp_recorder *r, const struct perf_event_header *h)
 	if (h->misc & PERF_RECORD_MISC_COMM_EXEC) {
 		o->flags = SP_COMM_EXEC;
 		rec_keep_forget(r, ids[0], t.time);	/* a new address space */
+		rec_pmap_exec(r, (pid_t)ids[0]);
 	}
 	memcpy(o->comm, c.p, n < sizeof(o->comm) ? n : sizeof(o->comm) - 1);
 	if (rec_note_ids(r, ids[0], ids[1], 0))

@@ -317,6 +317,11 @@ struct rec_pmap {
 	off_t size;
 	struct timespec mtime;
 	int exited;		/* read once more, then forget */
+	int placed;		/* root and name_pid are known */
+	char root[32];		/* "/proc/PID/root" when its mount namespace
+				   or root differs from ours, else "" */
+	uint32_t name_pid;	/* the pid in its file name: its own pid
+				   namespace's */
 };
 
 struct rec_capture {
@@ -351,6 +356,9 @@ void rec_pmap_born(struct sp_recorder *r, pid_t pid, uint64_t time);
 int rec_pmap_fork(struct sp_recorder *r, pid_t pid, pid_t ppid,
 		  uint64_t time);
 void rec_pmap_exit(struct sp_recorder *r, pid_t pid);
+
+/* pid exec'd: it may run in another namespace or root than before. */
+void rec_pmap_exec(struct sp_recorder *r, pid_t pid);
 
 /* Write what the targets appended to their perf maps.  0 or -errno. */
 int rec_perfmap_pass(struct sp_recorder *r);

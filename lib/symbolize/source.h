@@ -153,11 +153,15 @@ struct src_perfmap {
 };
 
 int src_perfmap_add_record(struct sp_symbolizer *s, uint32_t pid,
-			   const char *text, size_t len, int reset);
+			   uint64_t time, const char *text, size_t len,
+			   int reset);
 /* Process pid is gone: drop its map. */
 void src_perfmap_forget(struct sp_symbolizer *s, uint32_t pid);
-/* Process pid ran a new program: its JIT writes a new map. */
-void src_perfmap_exec(struct sp_symbolizer *s, uint32_t pid);
+/*
+ * Process pid ran a new program at time: its JIT writes a new map (what
+ * the recorder read after time is that map already).
+ */
+void src_perfmap_exec(struct sp_symbolizer *s, uint32_t pid, uint64_t time);
 void src_perfmap_release(struct src_perfmap *p);
 
 /* missing.c: mappings whose file is not at hand (elf/procs.h) */

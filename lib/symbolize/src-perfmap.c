@@ -14,6 +14,7 @@ struct src_perfmap_proc {
 	uint32_t pid;
 	int loaded;
 	int snapshot;		/* from the recorder's PERFMAP records: never reread */
+	uint64_t snapshot_time;	/* when the recorder read the last of them */
 	off_t size;		/* of the file when loaded, -1 absent */
 	struct timespec mtime;
 	struct sp_perfmap *map;
@@ -96,7 +97,8 @@ static int changed(struct sp_symbolizer *s, struct src_perfmap_proc *pm)
 }
 
 int src_perfmap_add_record(struct sp_symbolizer *s, uint32_t pid,
-			   const char *text, size_t len, int reset)
+			   uint64_t time, const char *text, size_t len,
+			   int reset)
 {
 	struct src_perfmap_proc *pm = proc_of(&s->perfmap, pid, 1);
 
@@ -106,6 +108,8 @@ int src_perfmap_add_record(struct sp_symbolizer *s, uint32_t pid,
 		sp_perfmap_clear(pm->map);
 	pm->loaded = 1;
 	pm->snapshot = 1;
+	if (time > pm->snapshot_time)
+		pm->snapshot_time = time;
 	if (!len)
 		return 0;
 	s->st.perf_map_loads++;
@@ -129,11 +133,16 @@ void src_perfmap_forget(struct sp_symbolizer *s, uint32_t pid)
 		slot->val = i;
 }
 
-void src_perfmap_exec(struct sp_symbolizer *s, uint32_t pid)
+void src_perfmap_exec(struct sp_symbolizer *s, uint32_t pid, uint64_t time)
 {
 	struct src_perfmap_proc *pm = proc_of(&s->perfmap, pid, 0);
 
-	if (pm) {
+	/*
+	 * The recorder writes a map's text as soon as it reads it, ahead of
+	 * the records it holds back to sort: text read after the exec is
+	 * the new program's, though it comes first in the stream.
+	 */
+	if (pm && !(pm->snapshot && pm->snapshot_time >= time)) {
 		sp_perfmap_clear(pm->map);
 		pm->loaded = 0;
 	}

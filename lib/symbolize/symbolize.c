@@ -274,9 +274,10 @@ int sp_symbolizer_add_ksym(struct sp_symbolizer *s, uint64_t start,
 }
 
 int sp_symbolizer_add_perf_map(struct sp_symbolizer *s, uint32_t pid,
-			       const char *text, size_t len, int reset)
+			       uint64_t time, const char *text, size_t len,
+			       int reset)
 {
-	return src_perfmap_add_record(s, pid, text, len, reset);
+	return src_perfmap_add_record(s, pid, time, text, len, reset);
 }
 
 void sp_symbolizer_stats(const struct sp_symbolizer *s,
@@ -366,7 +367,7 @@ int sp_symbolizer_apply(struct sp_symbolizer *s, const struct sp_rec_hdr *rec,
 		if (set_thread(s, c->pid, c->tid, c->comm))
 			return -ENOMEM;
 		if (c->flags & SP_COMM_EXEC)
-			src_perfmap_exec(s, c->pid);
+			src_perfmap_exec(s, c->pid, c->time);
 		*comm = (struct sp_st_comm){ .time = c->time, .pid = c->pid,
 			.tid = c->tid, .name = thread_name(s, c->pid, c->tid),
 			.exec = !!(c->flags & SP_COMM_EXEC) };

@@ -97,12 +97,15 @@ int sp_symbolizer_add_ksym(struct sp_symbolizer *s, uint64_t start,
 
 /*
  * Text of pid's perf map (perf-PID.map lines, len bytes, copied) taken by
- * the recorder (a PERFMAP record): used instead of the file, which may be
- * gone.  It adds to what earlier calls gave for pid, unless reset is set
- * (the file was rewritten).  Returns 0 or -ENOMEM.
+ * the recorder at time (a PERFMAP record): used instead of the file, which
+ * may be gone.  It adds to what earlier calls gave for pid, unless reset is
+ * set (the file was rewritten).  An exec of pid stamped before time does
+ * not drop it: the recorder read it from the new program.  Returns 0 or
+ * -ENOMEM.
  */
 int sp_symbolizer_add_perf_map(struct sp_symbolizer *s, uint32_t pid,
-			       const char *text, size_t len, int reset);
+			       uint64_t time, const char *text, size_t len,
+			       int reset);
 
 /*
  * Apply a record of format/records.h (MMAP, COMM, FORK, EXIT, IMAGE) to the process

@@ -211,8 +211,8 @@ int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 	case SP_REC_PERFMAP:
 		if ((bad = sp_rec_check_common(h)))
 			return refuse(ss, bad);
-		return sp_symbolizer_add_perf_map(ss->sym, pm->pid, pm->text,
-						  pm->len,
+		return sp_symbolizer_add_perf_map(ss->sym, pm->pid, pm->time,
+						  pm->text, pm->len,
 						  pm->flags & SP_PERFMAP_RESET);
 	case SP_REC_STACK:
 		if ((bad = sp_unw_stack_parse(h, &v)))

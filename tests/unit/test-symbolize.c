@@ -320,12 +320,12 @@ static void test_captured(struct sp_procs *procs)
 	CHECK_STR(f.function, "_stext");
 	/* a snapshot stands for the file, which is not there */
 	CHECK(sp_symbolizer_set_perf_map_dir(s, "/nonexistent") == 0);
-	CHECK(sp_symbolizer_add_perf_map(s, 4100000, map1, sizeof(map1) - 1, 0) == 0);
+	CHECK(sp_symbolizer_add_perf_map(s, 4100000, 0, map1, sizeof(map1) - 1, 0) == 0);
 	CHECK(sp_symbolize_user(s, 4100000, 0x1010, 1, &f) == 0);
 	CHECK_STR(f.function, "jit_a");
 	CHECK(f.kind == SP_FK_JIT && f.origin == SP_FO_PERFMAP);
 	/* appended text: a later line for the same code wins */
-	CHECK(sp_symbolizer_add_perf_map(s, 4100000, map2, sizeof(map2) - 1, 0) == 0);
+	CHECK(sp_symbolizer_add_perf_map(s, 4100000, 0, map2, sizeof(map2) - 1, 0) == 0);
 	CHECK(sp_symbolize_user(s, 4100000, 0x1011, 1, &f) == 0);
 	CHECK_STR(f.function, "jit_b");
 	CHECK(sp_symbolize_user(s, 4100000, 0x2001, 1, &f) == 0);
@@ -333,7 +333,7 @@ static void test_captured(struct sp_procs *procs)
 	CHECK(sp_symbolize_user(s, 4100000, 0x3001, 1, &f) == 0);
 	CHECK_STR(f.function, "[unknown]");
 	/* a rewritten file starts over */
-	CHECK(sp_symbolizer_add_perf_map(s, 4100000, "5000 10 jit_d\n", 14, 1) == 0);
+	CHECK(sp_symbolizer_add_perf_map(s, 4100000, 0, "5000 10 jit_d\n", 14, 1) == 0);
 	CHECK(sp_symbolize_user(s, 4100000, 0x2002, 1, &f) == 0);
 	CHECK_STR(f.function, "[unknown]");
 	CHECK(sp_symbolize_user(s, 4100000, 0x5001, 1, &f) == 0);
@@ -386,7 +386,7 @@ static void test_forget(void)
 	CHECK(sp_symbolizer_set_perf_map_dir(s, "/nonexistent") == 0);
 	strcpy(c.comm, "short");
 	CHECK(sp_symbolizer_apply(s, &c.hdr, &comm) == 1);
-	CHECK(sp_symbolizer_add_perf_map(s, 600, "1000 100 jit_e\n", 15, 0) == 0);
+	CHECK(sp_symbolizer_add_perf_map(s, 600, 0, "1000 100 jit_e\n", 15, 0) == 0);
 	CHECK(sp_unw_stack_parse(&rec.st.hdr, &v) == NULL);
 	CHECK(sp_symbolize_stack(s, &v, &frames, &n) == 0 && n == 1);
 	CHECK(n == 1 && !strcmp(frames[0].function, "jit_e"));
@@ -418,6 +418,42 @@ static void test_forget(void)
 	sp_elf_cache_free(cache);
 }
 
+/* An exec drops a perf map read before it, not one read after it. */
+static void exec_at(struct sp_symbolizer *s, uint64_t time)
+{
+	struct sp_comm_rec c = { .hdr = { SP_REC_COMM, sizeof(c) }, .time = time,
+		.pid = 700, .tid = 700, .flags = SP_COMM_EXEC };
+	struct sp_st_comm comm;
+
+	strcpy(c.comm, "jit");
+	CHECK(sp_symbolizer_apply(s, &c.hdr, &comm) == 1);
+}
+
+static void test_exec_perf_map(void)
+{
+	struct sp_elf_cache *cache = sp_elf_cache_new();
+	struct sp_procs *procs = cache ? sp_procs_new(cache) : NULL;
+	struct sp_symbolizer *s = procs ? sp_symbolizer_new(procs) : NULL;
+	struct sp_frame f;
+
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	CHECK(sp_symbolizer_set_perf_map_dir(s, "/nonexistent") == 0);
+	/* read at 2000, after an exec at 1000 whose record comes later */
+	CHECK(sp_symbolizer_add_perf_map(s, 700, 2000, "1000 100 jit_new\n", 17, 0) == 0);
+	exec_at(s, 1000);
+	CHECK(sp_symbolize_user(s, 700, 0x1010, 1, &f) == 0);
+	CHECK_STR(f.function, "jit_new");
+	/* the next exec makes it the old program's */
+	exec_at(s, 3000);
+	CHECK(sp_symbolize_user(s, 700, 0x1010, 1, &f) == 0);
+	CHECK_STR(f.function, "[unknown]");
+	sp_symbolizer_free(s);
+	sp_procs_free(procs);
+	sp_elf_cache_free(cache);
+}
+
 int main(void)
 {
 	struct sp_elf_cache *cache;
@@ -441,6 +477,7 @@ int main(void)
 	test_stack(s);
 	test_captured(procs);
 	test_forget();
+	test_exec_perf_map();
 	sp_symbolizer_free(s);
 	sp_procs_free(procs);
 	sp_elf_cache_free(cache);
