@@ -6,9 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "base/clock.h"
 #include "cli/cli.h"
 #include "fold/fold.h"
+#include "fold/window.h"
 
 enum format { FMT_FOLDED, FMT_PPROF, FMT_SPEEDSCOPE };
 
@@ -18,6 +22,10 @@ static struct options {
 	uint64_t top;		/* 0: the format's output */
 	const char *output;
 	const char *input;
+	uint64_t every;		/* ns; 0: one profile of the whole input */
+	char **labels;		/* KEY=VALUE */
+	size_t nlabels;
+	const char *service;
 } opt = {
 	.flags = SP_FOLD_SHORT,
 	.output = "-",
@@ -29,15 +37,20 @@ static FILE *fp;
 static struct sp_st_reader *rd;
 static struct sp_fold *fold;
 static struct sp_out *out;
+static struct sp_window *win;
 
 static void usage(void)
 {
 	printf("usage: sp-fold [--format folded|pprof|speedscope] [--names short|full]\n"
 	       "               [--pid] [--tid] [--hidden] [--weight] [--top N] [-o FILE] [FILE]\n"
+	       "       sp-fold --every DURATION [--format folded|pprof] [--service NAME]\n"
+	       "               [--label KEY=VALUE]... [options] -o DIR [FILE]\n"
 	       "\n"
 	       "Fold the symbolized stream of sp-symbolize (FILE or standard input) into\n"
 	       "lines 'comm;outer;...;leaf COUNT' for flamegraph.pl and sp-flame, most\n"
-	       "samples first, or into a pprof or speedscope profile.\n"
+	       "samples first, or into a pprof or speedscope profile; with --every, into\n"
+	       "one profile per window of wall-clock time, each written whole into DIR as\n"
+	       "START_END.pb.gz (or .folded) for sp-push.\n"
 	       "\n"
 	       "  -f, --format F    folded (default); pprof: gzipped profile.proto for go tool\n"
 	       "                    pprof, Pyroscope, Parca; speedscope: speedscope's JSON\n"
@@ -49,6 +62,10 @@ static void usage(void)
 	       "                    ...) and interpreter glue between Python frames\n"
 	       "      --weight      count sample weights (periods), not samples\n"
 	       "      --top N       print the N hottest functions by self and total instead\n"
+	       "      --every D     a profile per window of D (10s, 1m, ...; windows start at\n"
+	       "                    multiples of D since the epoch, in UTC)\n"
+	       "      --service NAME  label every pprof sample service_name=NAME\n"
+	       "      --label K=V   label every pprof sample K=V (host=HOSTNAME with --every)\n"
 	       "  -o, --output FILE write to FILE instead of standard output\n"
 	       "  -h, --help        show this help and exit\n"
 	       "  -V, --version     show the version and exit\n"
@@ -56,7 +73,8 @@ static void usage(void)
 	       "Exit status: 0 ok, 2 bad input or failure, 64 usage error.\n");
 }
 
-enum { OPT_PID = 256, OPT_TID, OPT_HIDDEN, OPT_WEIGHT, OPT_TOP, OPT_NAMES };
+enum { OPT_PID = 256, OPT_TID, OPT_HIDDEN, OPT_WEIGHT, OPT_TOP, OPT_NAMES,
+       OPT_EVERY, OPT_LABEL, OPT_SERVICE };
 
 static const struct option longopts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -66,16 +84,139 @@ static const struct option longopts[] = {
 	{ "hidden", no_argument, NULL, OPT_HIDDEN },
 	{ "weight", no_argument, NULL, OPT_WEIGHT },
 	{ "top", required_argument, NULL, OPT_TOP },
+	{ "every", required_argument, NULL, OPT_EVERY },
+	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "service", required_argument, NULL, OPT_SERVICE },
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
 
+/* KEY=VALUE with a key pprof and Pyroscope take: [A-Za-z0-9_.]+ */
+static void add_label(char *kv)
+{
+	char *eq = strchr(kv, '='), **l;
+
+	if (!eq || eq == kv || !eq[1] || strspn(kv, "abcdefghijklmnopqrstuvwxyz"
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") != (size_t)(eq - kv))
+		sp_usage_error("invalid --label '%s': must be KEY=VALUE, KEY of letters, digits, '_' and '.'",
+			       kv);
+	l = realloc(opt.labels, (opt.nlabels + 1) * sizeof(*l));
+	if (!l)
+		sp_die("out of memory");
+	opt.labels = l;
+	opt.labels[opt.nlabels++] = kv;
+}
+
+/* The labels of every sample: --service, --label, the host's name. */
+static void set_labels(void)
+{
+	char host[256];
+	size_t i;
+	int r = 0;
+
+	for (i = 0; !r && i < opt.nlabels; i++) {
+		char *eq = strchr(opt.labels[i], '=');
+
+		*eq = 0;
+		r = sp_fold_add_label(fold, opt.labels[i], eq + 1);
+		*eq = '=';
+	}
+	if (!r && opt.service)
+		r = sp_fold_add_label(fold, "service_name", opt.service);
+	if (!r && opt.every && gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = 0;
+		for (i = 0; i < opt.nlabels; i++)
+			if (!strncmp(opt.labels[i], "host=", 5))
+				break;
+		if (i == opt.nlabels)
+			r = sp_fold_add_label(fold, "host", host);
+	}
+	if (r)
+		sp_die("out of memory");
+}
+
+static void window_failed(int r)
+{
+	if (r == -ENODATA)
+		sp_die("--every needs the time the recording started, which '%s' does not hold (a recording older than the start line)",
+		       opt.input);
+	if (r == -ENOMEM)
+		sp_die("out of memory");
+	sp_die("cannot write a window into '%s': %s", opt.output,
+	       strerror(-r));
+}
+
+/* Milliseconds until the open window is due without input; -1 none. */
+static int idle_ms(void *arg)
+{
+	uint64_t d = sp_window_deadline(win), now = sp_clock_ns(CLOCK_REALTIME);
+
+	(void)arg;
+	if (!d)
+		return -1;
+	return d <= now ? 0 : (int)((d - now + 999999) / 1000000 > 60000 ?
+				    60000 : (d - now + 999999) / 1000000);
+}
+
+static void idle_close(void *arg)
+{
+	int r = sp_window_idle(win, fold, sp_clock_ns(CLOCK_REALTIME));
+
+	(void)arg;
+	if (r)
+		window_failed(r);
+}
+
+/* Fold one record; SP_IN_ERROR when the stream contradicts itself. */
+static int apply(const struct sp_st_rec *rec)
+{
+	int r = sp_fold_apply(fold, rec);
+
+	if (r == -EINVAL) {
+		sp_st_reader_fail(rd, sp_fold_error(fold));
+		return SP_IN_ERROR;
+	}
+	if (r)
+		sp_die("out of memory");
+	return 0;
+}
+
+/* Fold in windows: the input's samples one window at a time. */
+static int fold_windows(void)
+{
+	const struct sp_window_stats *ws;
+	struct sp_st_rec rec;
+	int r, w;
+
+	while ((r = sp_st_read(rd, &rec)) > 0) {
+		if (rec.type == SP_ST_SAMPLE &&
+		    (w = sp_window_sample(win, fold, rec.u.sample.time,
+					      sp_clock_ns(CLOCK_REALTIME))))
+			window_failed(w);
+		if ((r = apply(&rec)))
+			break;
+	}
+	/* a cut input still gives what it held */
+	if ((w = sp_window_finish(win, fold)))
+		window_failed(w);
+	ws = sp_window_stats(win);
+	sp_warn("%llu windows, %llu samples written to '%s'%s%.0llu%s",
+		(unsigned long long)ws->windows,
+		(unsigned long long)ws->samples, opt.output,
+		ws->late ? "; " : "", (unsigned long long)ws->late,
+		ws->late ? " came after their window was written" : "");
+	if (r < 0)
+		sp_die("%s", sp_st_reader_error(rd));
+	return SP_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	struct sp_st_rec rec;
 	const char *errstr, *name;
+	struct stat st;
 	int c, r;
 
 	sp_prog = "sp-fold";
@@ -123,6 +264,22 @@ int main(int argc, char **argv)
 		case 'o':
 			opt.output = optarg;
 			break;
+		case OPT_EVERY:
+			errstr = sp_parse_seconds(optarg, &opt.every);
+			if (!errstr && opt.every < 1000000000ull)
+				errstr = "must be 1 s or more";
+			if (errstr)
+				sp_usage_error("invalid --every '%s': %s", optarg,
+					       errstr);
+			break;
+		case OPT_LABEL:
+			add_label(optarg);
+			break;
+		case OPT_SERVICE:
+			if (!*optarg)
+				sp_usage_error("invalid --service '': must not be empty");
+			opt.service = optarg;
+			break;
 		case 'h':
 			usage();
 			return sp_stdout_done();
@@ -139,6 +296,12 @@ int main(int argc, char **argv)
 		opt.input = argv[optind];
 	if (opt.top && opt.format != FMT_FOLDED)
 		sp_usage_error("--top prints a table: it takes no --format");
+	if (opt.every && (opt.top || opt.format == FMT_SPEEDSCOPE))
+		sp_usage_error("--every writes folded or pprof windows: not --top or speedscope");
+	if (opt.every && !strcmp(opt.output, "-"))
+		sp_usage_error("--every writes files: give -o DIR, a directory");
+	if ((opt.nlabels || opt.service) && opt.format != FMT_PPROF)
+		sp_usage_error("--label and --service are pprof's: give --format pprof");
 	if (opt.format == FMT_PPROF)
 		opt.flags |= SP_FOLD_SAMPLES;
 	else if (opt.format == FMT_SPEEDSCOPE)
@@ -147,6 +310,19 @@ int main(int argc, char **argv)
 	/* a closed pipe shows up as EPIPE from the writes */
 	signal(SIGPIPE, SIG_IGN);
 	sp_finish_on_terminal_signals();
+	if (opt.every) {
+		win = sp_window_new(opt.every, opt.output,
+				    opt.format == FMT_PPROF ? SP_WINDOW_PPROF :
+							      SP_WINDOW_FOLDED);
+		if (!win)
+			sp_die("out of memory");
+		if (stat(opt.output, &st) || (!S_ISDIR(st.st_mode) &&
+					      (errno = ENOTDIR)) ||
+		    access(opt.output, W_OK))
+			sp_die("cannot write windows into '%s': %s", opt.output,
+			       strerror(errno));
+		sp_input_idle(idle_ms, idle_close, NULL);
+	}
 	fp = sp_open_text_input(opt.input, opt.output);
 	if (!fp)
 		sp_die("cannot open '%s': %s", opt.input, strerror(errno));
@@ -160,15 +336,12 @@ int main(int argc, char **argv)
 		sp_wrong_stream(name, sp_st_reader_kind(rd), "symbolized");
 	if (r < 0)
 		sp_die("%s", sp_st_reader_error(rd));
+	set_labels();
+	if (win)
+		return fold_windows();
 	while ((r = sp_st_read(rd, &rec)) > 0) {
-		r = sp_fold_apply(fold, &rec);
-		if (r == -EINVAL) {
-			sp_st_reader_fail(rd, sp_fold_error(fold));
-			r = SP_IN_ERROR;
+		if ((r = apply(&rec)))
 			break;
-		}
-		if (r)
-			sp_die("out of memory");
 	}
 	if (r < 0)
 		sp_die("%s", sp_st_reader_error(rd));

@@ -283,6 +283,7 @@ struct sp_out {
 	int (*deliver)(void *arg, const void *rec, size_t len);
 	void *deliver_arg;
 	int header_done;
+	char *tmp;		/* sp_out_open_tmp(): the file until committed */
 };
 
 struct sp_out *sp_out_records(int (*fn)(void *arg, const void *rec, size_t len),
@@ -521,7 +522,82 @@ int sp_out_close(struct sp_out *out)
 		r = -EINVAL;	/* a record was cut short */
 	if (out->fd >= 0 && out->fd != 1 && close(out->fd) && !r)
 		r = -errno;
+	if (out->tmp) {
+		/* never committed: nothing of it appears */
+		unlink(out->tmp);
+		free(out->tmp);
+	}
 	free(out->buf);
 	free(out);
+	return r;
+}
+
+struct sp_out *sp_out_open_tmp(const char *dir, const char *name)
+{
+	struct sp_out *out;
+	char *tmp;
+
+	if (asprintf(&tmp, "%s/.%s.tmp.%d", dir, name, (int)getpid()) < 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	out = sp_out_open(tmp, 0);
+	if (!out) {
+		free(tmp);
+		return NULL;
+	}
+	out->tmp = tmp;
+	return out;
+}
+
+/* fsync(2) directory dir, so that a name placed in it stays.  0 or -errno. */
+static int sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) && errno != EINVAL)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+int sp_out_commit(struct sp_out *out, const char *dir, const char *stem,
+		  const char *ext, char *placed, size_t size)
+{
+	char *path = NULL;
+	int r = sp_out_flush(out), i;
+
+	if (!r && fsync(out->fd))
+		r = -errno;
+	if (!r && close(out->fd))
+		r = -errno;
+	out->fd = -1;
+	/* link(2), never rename(2): a file of that name is never replaced */
+	for (i = 0; !r && i < 1000; i++) {
+		free(path);
+		if (i == 0)
+			r = asprintf(&path, "%s/%s%s", dir, stem, ext);
+		else
+			r = asprintf(&path, "%s/%s.%d%s", dir, stem, i, ext);
+		if (r < 0) {
+			path = NULL;
+			r = -ENOMEM;
+		} else if (link(out->tmp, path) == 0) {
+			r = 0;
+			break;
+		} else {
+			r = errno == EEXIST ? 0 : -errno;
+		}
+	}
+	if (!r && i == 1000)
+		r = -EEXIST;
+	if (!r && (r = sync_dir(dir)))
+		unlink(path);
+	if (!r && placed)
+		snprintf(placed, size, "%s", path + strlen(dir) + 1);
+	free(path);
+	sp_out_close(out);	/* and the temporary name goes */
 	return r;
 }

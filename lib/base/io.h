@@ -138,4 +138,21 @@ int sp_fd_is_pipe(int fd);
 /* Flush, close, free; returns 0 or the first -errno seen.  NULL is a no-op. */
 int sp_out_close(struct sp_out *out);
 
+/*
+ * A file that appears whole or not at all: write to the returned output
+ * (a temporary file ".NAME.tmp.PID" in dir), then sp_out_commit() it, or
+ * sp_out_close() it to drop it.  NULL with errno set on failure.
+ */
+struct sp_out *sp_out_open_tmp(const char *dir, const char *name);
+
+/*
+ * Flush and fsync the temporary file of sp_out_open_tmp(), name it
+ * STEM EXT in dir (or, when a file has that name already, which is never
+ * replaced, STEM.1EXT, STEM.2EXT, ...), fsync dir, and close out.  The
+ * name given goes into placed (size bytes; may be NULL).  Returns 0 or
+ * -errno; out is closed either way and on failure no name appears.
+ */
+int sp_out_commit(struct sp_out *out, const char *dir, const char *stem,
+		  const char *ext, char *placed, size_t size);
+
 #endif

@@ -114,12 +114,20 @@ const char *sp_parse_seconds(const char *s, uint64_t *ns)
 	double v;
 	char *end;
 
+	double unit = 1;
+
 	errno = 0;
 	if ((*s < '0' || *s > '9') && *s != '.')
-		return "must be a positive number of seconds";
+		return "must be a positive number of seconds (s, m, h suffixes)";
 	v = strtod(s, &end);
+	if (!errno && end != s && end[0] && !end[1]) {
+		unit = end[0] == 's' ? 1 : end[0] == 'm' ? 60 :
+		       end[0] == 'h' ? 3600 : 0;
+		end += unit > 0;
+	}
+	v *= unit;
 	if (errno || *end || !(v > 0) || v > 1e7)
-		return "must be a positive number of seconds";
+		return "must be a positive number of seconds (s, m, h suffixes)";
 	*ns = (uint64_t)(v * 1e9);
 	return NULL;
 }
@@ -346,10 +354,37 @@ struct watched {
  */
 static struct watched *watching;
 
+static struct idle {
+	int (*timeout_ms)(void *arg);
+	void (*fn)(void *arg);
+	void *arg;
+} idle;
+
+void sp_input_idle(int (*timeout_ms)(void *arg), void (*fn)(void *arg),
+		   void *arg)
+{
+	idle = (struct idle){ timeout_ms, fn, arg };
+}
+
 static ssize_t watched_read(void *cookie, char *buf, size_t size)
 {
 	struct watched *w = cookie;
+	struct pollfd p[2];
+	int t, n;
 
+	while (idle.fn && (t = idle.timeout_ms(idle.arg)) >= 0) {
+		p[0] = (struct pollfd){ w->fd, POLLIN, 0 };
+		p[1] = (struct pollfd){ w->pipe_fd, 0, 0 };
+		n = poll(p, 2, t);
+		if (n > 0 && (p[1].revents & (POLLERR | POLLHUP)))
+			exit(SP_EXIT_OK);	/* the reader is gone */
+		if (n > 0)
+			return read(w->fd, buf, size);
+		if (n == 0)
+			idle.fn(idle.arg);
+		else if (errno != EINTR)
+			break;
+	}
 	sp_wait_input(w->fd, w->pipe_fd);
 	return read(w->fd, buf, size);
 }
@@ -371,15 +406,16 @@ FILE *sp_open_text_input(const char *path, const char *output)
 		.read = watched_read, .close = watched_close,
 	};
 	int stdio = !strcmp(path, "-");
+	int piped = !strcmp(output, "-") && sp_fd_is_pipe(1);
 	struct watched *w;
 	FILE *fp;
 
-	if (strcmp(output, "-") || !sp_fd_is_pipe(1))
+	if (!piped && !idle.fn)
 		return stdio ? stdin : fopen(path, "r");
 	w = malloc(sizeof(*w));
 	if (!w)
 		return NULL;
-	w->pipe_fd = 1;
+	w->pipe_fd = piped ? 1 : -1;
 	w->fd = stdio ? 0 : open(path, O_RDONLY | O_CLOEXEC);
 	if (w->fd < 0) {
 		free(w);

@@ -45,7 +45,10 @@ const char *sp_parse_u64(const char *s, uint64_t min, uint64_t max,
 /* Parse bytes with an optional K, M or G (powers of 1024), as sp_parse_u64(). */
 const char *sp_parse_size(const char *s, uint64_t *out);
 
-/* Parse seconds with an optional fraction ("2.5") into nanoseconds, > 0. */
+/*
+ * Parse seconds with an optional fraction ("2.5") and unit (s, m or h:
+ * "10s", "1.5m") into nanoseconds, > 0.
+ */
 const char *sp_parse_seconds(const char *s, uint64_t *ns);
 
 /*
@@ -136,9 +139,18 @@ void sp_finish_on_terminal_signals(void);
 int sp_terminal_signal_deferred(int sig, const siginfo_t *si);
 
 /*
+ * While a read of the text input of sp_open_text_input() waits, call
+ * fn(arg) each time timeout_ms(arg) milliseconds (-1: no limit, asked
+ * again after each call) pass with no input.  Before sp_open_text_input().
+ */
+void sp_input_idle(int (*timeout_ms)(void *arg), void (*fn)(void *arg),
+		   void *arg);
+
+/*
  * Open the text input path ("-": standard input) for stdio.  When output
  * (the path the tool will write, "-": standard output) is a pipe or a
- * socket, every read of the input first waits as sp_wait_input() does.
+ * socket, every read of the input first waits as sp_wait_input() does;
+ * with sp_input_idle(), it calls the idle function while it waits.
  * Returns stdin itself, or a stream to fclose(); NULL with errno set when
  * path cannot be opened.
  */

@@ -149,7 +149,66 @@ void sp_fold_free(struct sp_fold *f)
 		free(f->threads[i].runs);
 	free(f->threads);
 	sp_u64map_release(&f->thread_ids);
+	free(f->labels);
 	free(f);
+}
+
+uint64_t sp_fold_samples(const struct sp_fold *f)
+{
+	return f->nsamples_seen;
+}
+
+uint64_t sp_fold_realtime(const struct sp_fold *f, uint64_t time)
+{
+	if (!f->have_start || !f->start_realtime)
+		return 0;
+	/* a record stamped before the start line's time (synthesized) */
+	if (time < f->start_time)
+		return f->start_realtime - (f->start_time - time);
+	return f->start_realtime + (time - f->start_time);
+}
+
+uint64_t sp_fold_end_realtime(const struct sp_fold *f)
+{
+	if (f->duration_ns)
+		return sp_fold_realtime(f, f->start_time + f->duration_ns);
+	return f->last_time ? sp_fold_realtime(f, f->last_time) : 0;
+}
+
+void sp_fold_set_range(struct sp_fold *f, uint64_t start, uint64_t end)
+{
+	f->range_start = start;
+	f->range_end = end;
+}
+
+void sp_fold_clear_counts(struct sp_fold *f)
+{
+	size_t i;
+
+	sp_u64map_release(&f->counts);
+	sp_u64map_release(&f->sample_ids);
+	f->nsamples = 0;
+	for (i = 0; i < f->nthreads; i++)
+		free(f->threads[i].runs);
+	f->nthreads = 0;
+	sp_u64map_release(&f->thread_ids);
+	f->total = 0;
+	memset(f->ends, 0, sizeof(f->ends));
+	f->nsamples_seen = 0;
+	f->weight_seen = 0;
+	f->first_time = f->last_time = 0;
+}
+
+int sp_fold_add_label(struct sp_fold *f, const char *key, const char *value)
+{
+	int64_t k = sp_strtab_intern(&f->strs, key);
+	int64_t v = sp_strtab_intern(&f->strs, value);
+
+	if (k < 0 || v < 0 || SP_GROW(f->labels, f->labelcap, f->nlabels + 2))
+		return -ENOMEM;
+	f->labels[f->nlabels++] = (uint32_t)k;
+	f->labels[f->nlabels++] = (uint32_t)v;
+	return 0;
 }
 
 const char *sp_fold_error(const struct sp_fold *f)

@@ -50,6 +50,39 @@ const char *sp_fold_error(const struct sp_fold *f);
 /* Samples (or weight) counted so far. */
 uint64_t sp_fold_total(const struct sp_fold *f);
 
+/* Sample lines counted so far (since the last sp_fold_clear_counts()). */
+uint64_t sp_fold_samples(const struct sp_fold *f);
+
+/*
+ * Realtime (ns since the epoch) of time on the recording's clock, from the
+ * stream's start line; 0 when it has none yet or it holds no realtime.
+ */
+uint64_t sp_fold_realtime(const struct sp_fold *f, uint64_t time);
+
+/*
+ * Realtime of the end of the recording (its summary's duration after its
+ * start), or of the last sample when there is no summary; 0 unknown.
+ */
+uint64_t sp_fold_end_realtime(const struct sp_fold *f);
+
+/*
+ * What a profile covers, realtime ns [start, end), for the outputs that
+ * say (pprof's time_nanos and duration_nanos); by default the recording.
+ */
+void sp_fold_set_range(struct sp_fold *f, uint64_t start, uint64_t end);
+
+/*
+ * Forget the counts, keep what the stream defined (threads' names,
+ * mappings, stacks): the next profile counts the samples that come next.
+ */
+void sp_fold_clear_counts(struct sp_fold *f);
+
+/*
+ * A label every sample of a pprof profile carries (key=value, copied), as
+ * host or service_name.  0 or -ENOMEM.
+ */
+int sp_fold_add_label(struct sp_fold *f, const char *key, const char *value);
+
 /*
  * Write the folded lines, sorted by count descending then by stack string
  * bytewise ascending.  Returns 0, -ENOMEM or -errno of the write.

@@ -95,6 +95,12 @@ struct sp_fold {
 	uint64_t start_time, start_realtime;
 	uint64_t duration_ns;
 	uint64_t first_time, last_time;	/* of samples; first_time 0: none yet */
+	uint64_t range_start, range_end;	/* realtime ns a profile covers;
+						   range_end 0: the recording */
+
+	/* string ids of labels every pprof sample carries: key, value, ... */
+	uint32_t *labels;
+	size_t nlabels, labelcap;	/* ids, twice the labels */
 
 	/* threads' names and the first frame of folded lines */
 	struct sp_u64map comms;		/* pid << 32 | tid -> raw name id */

@@ -308,8 +308,9 @@ static pb_label *num_label(pb_label *l, int64_t key, int64_t num)
 /* Fill sample s from fold sample fs; its arrays come from the caller's pools. */
 static int fill_sample(struct pp *p, const struct sp_fold_sample *fs,
 		       pb_sample *s, int64_t *values, pb_label *labels,
-		       pb_label **lp, int64_t keys[3])
+		       pb_label **lp, int64_t keys[3], const int64_t *extra)
 {
+	size_t k;
 	uint32_t n = p->stack_nlocs[fs->stack], i;
 	int64_t pre = -1;
 	int r;
@@ -346,6 +347,15 @@ static int fill_sample(struct pp *p, const struct sp_fold_sample *fs,
 			return -ENOMEM;
 		lp[2] = &labels[2];
 		s->n_label = 3;
+	}
+	/* the fold's own, the same for every sample */
+	for (k = 0; k < p->f->nlabels; k += 2) {
+		pb_label *l = &labels[s->n_label];
+
+		perftools__profiles__label__init(l);
+		l->key = extra[k];
+		l->str = extra[k + 1];
+		lp[s->n_label++] = l;
 	}
 	s->label = lp;
 	return 0;
@@ -444,7 +454,8 @@ int sp_fold_write_pprof(struct sp_fold *f, struct sp_out *out)
 	pb_location **locp = NULL;
 	pb_mapping *maps = NULL, **mapp = NULL;
 	pb_label *labels = NULL, **lp = NULL;
-	int64_t *values = NULL, keys[3], period, comment;
+	int64_t *values = NULL, keys[3], period, comment, *extra = NULL;
+	size_t per = 3 + f->nlabels / 2;	/* labels per sample at most */
 	uint8_t *buf = NULL;
 	size_t i, len;
 	int r = -ENOMEM;
@@ -452,12 +463,13 @@ int sp_fold_write_pprof(struct sp_fold *f, struct sp_out *out)
 	samples = calloc(f->nsamples + 1, sizeof(*samples));
 	sp = calloc(f->nsamples + 1, sizeof(*sp));
 	values = calloc(2 * f->nsamples + 1, sizeof(*values));
-	labels = calloc(3 * f->nsamples + 1, sizeof(*labels));
-	lp = calloc(3 * f->nsamples + 1, sizeof(*lp));
+	labels = calloc(per * f->nsamples + 1, sizeof(*labels));
+	lp = calloc(per * f->nsamples + 1, sizeof(*lp));
+	extra = calloc(f->nlabels + 1, sizeof(*extra));
 	p.stack_locs = calloc(f->nstacks + 1, sizeof(*p.stack_locs));
 	p.stack_nlocs = calloc(f->nstacks + 1, sizeof(*p.stack_nlocs));
-	if (!samples || !sp || !values || !labels || !lp || !p.stack_locs ||
-	    !p.stack_nlocs)
+	if (!samples || !sp || !values || !labels || !lp || !extra ||
+	    !p.stack_locs || !p.stack_nlocs)
 		goto out;
 	/* string 0 is "" */
 	if (str(&p, "") != 0 || value_types(&p, vt, &period))
@@ -468,10 +480,13 @@ int sp_fold_write_pprof(struct sp_fold *f, struct sp_out *out)
 	comment = str(&p, "stackpulse " SP_VERSION);
 	if (keys[0] < 0 || keys[1] < 0 || keys[2] < 0 || comment < 0)
 		goto out;
+	for (i = 0; i < f->nlabels; i++)
+		if ((extra[i] = str_id(&p, f->labels[i])) < 0)
+			goto out;
 	for (i = 0; i < f->nsamples; i++) {
 		r = fill_sample(&p, &f->samples[i], &samples[i],
-				&values[2 * i], &labels[3 * i], &lp[3 * i],
-				keys);
+				&values[2 * i], &labels[per * i], &lp[per * i],
+				keys, extra);
 		if (r)
 			goto out;
 		sp[i] = &samples[i];
@@ -513,9 +528,14 @@ int sp_fold_write_pprof(struct sp_fold *f, struct sp_out *out)
 	prof.n_function = p.nfns;
 	prof.string_table = p.strs.strs;
 	prof.n_string_table = p.strs.n;
-	prof.time_nanos = f->have_start ? (int64_t)f->start_realtime : 0;
-	prof.duration_nanos = (int64_t)(f->duration_ns ? f->duration_ns :
-					f->last_time - f->first_time);
+	if (f->range_end) {
+		prof.time_nanos = (int64_t)f->range_start;
+		prof.duration_nanos = (int64_t)(f->range_end - f->range_start);
+	} else {
+		prof.time_nanos = f->have_start ? (int64_t)f->start_realtime : 0;
+		prof.duration_nanos = (int64_t)(f->duration_ns ? f->duration_ns :
+						f->last_time - f->first_time);
+	}
 	prof.period_type = &vt[2];
 	prof.period = period;
 	prof.comment = &comment;
@@ -538,5 +558,6 @@ out:
 	free(values);
 	free(labels);
 	free(lp);
+	free(extra);
 	return r;
 }

@@ -298,7 +298,7 @@ traced_by() {
 		"--attach live -- true|--attach is for -p: COMMAND is recorded from its exec"
 		"-p 1 --timeout 1|--timeout needs a COMMAND to end"
 		"-p 1 -- true|unexpected argument 'true'"
-		"--timeout 0 -- true|invalid timeout '0': must be a positive number of seconds"
+		"--timeout 0 -- true|invalid timeout '0': must be a positive number of seconds (s, m, h suffixes)"
 		"-p 1 --attach pause|invalid attach mode 'pause': must be stop or live"
 	)
 	local c args msg
