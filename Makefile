@@ -51,7 +51,7 @@ else
 Q = @
 endif
 
-TOOLS = sp-record sp-unwind sp-symbolize sp-fold sp-flame sp-spool
+TOOLS = sp-record sp-unwind sp-symbolize sp-fold sp-flame sp-spool sp-push
 
 # lib/: one folder per layer and stage (lib/README.md); a stage uses base,
 # format, os and elf, never another stage (tests/layers.sh checks it)
@@ -83,6 +83,10 @@ UNIT_TESTS = $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
 # cli: messages and exits for the tools' mains; never in the library
 CLI_OBJ = cli/cli
+# push: sp-push's uploads, over libcurl, which nothing else links
+PUSH_OBJ = push/push
+PUSH_A = $(O)/lib/libsppush.a
+CURL_LIBS = -lcurl
 
 SONAME = libstackpulse.so.0
 LIB_A = $(O)/lib/libstackpulse.a
@@ -155,6 +159,10 @@ $(CLI_A): $(foreach o,$(CLI_OBJ),$(O)/lib/$(o).o)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
+$(PUSH_A): $(foreach o,$(PUSH_OBJ),$(O)/lib/$(o).o)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
 $(O)/lib/stackpulse.pc: lib/api/stackpulse.pc.in Makefile
 	@mkdir -p $(dir $@)
 	$(Q)sed -e 's|@prefix@|$(prefix)|' -e 's|@libdir@|$(libdir)|' \
@@ -169,14 +177,22 @@ $(O)/sp-symbolize/sp-symbolize: $(O)/sp-symbolize/main.o $(LIB_A) $(CLI_A)
 $(O)/sp-fold/sp-fold: $(O)/sp-fold/main.o $(LIB_A) $(CLI_A)
 $(O)/sp-flame/sp-flame: $(O)/sp-flame/main.o $(LIB_A) $(CLI_A)
 $(O)/sp-spool/sp-spool: $(O)/sp-spool/main.o $(LIB_A) $(CLI_A)
+$(O)/sp-push/sp-push: $(O)/sp-push/main.o $(PUSH_A) $(CLI_A) $(LIB_A)
+$(O)/sp-push/sp-push: EXTRA_LIBS = $(CURL_LIBS)
 $(TOOL_BINS):
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(EXTRA_LIBS)
 
 $(O)/build/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/records.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Itests/unit -o $@ $< $(LIB_A) $(LDLIBS)
+
+# sp-push's library links libcurl
+$(O)/build/unit/test-push: tests/unit/test-push.c tests/unit/unit.h $(PUSH_A) $(LIB_A)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Itests/unit -o $@ $< $(PUSH_A) $(LIB_A) $(LDLIBS) $(CURL_LIBS)
 
 # the tutorials of the original design, as C programs over the public API
 EXAMPLES = $(patsubst examples/%.c,%,$(filter-out examples/demo.c,$(wildcard examples/*.c)))
@@ -230,7 +246,7 @@ DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev libbz2-dev bats ba
 	bats-support g++ binutils libiberty-dev liblzma-dev xz-utils \
 	pkg-config python3 util-linux protobuf-c-compiler libprotobuf-c-dev \
 	libxml2-utils chromium fonts-dejavu-core golang-go clang libclang-rt-dev \
-	time libc6-dbg
+	time libc6-dbg libcurl4-openssl-dev
 deps:
 	@sh tests/install-deps.sh $(DEPS)
 	@sh tests/install-deps.sh --npm tests/browser

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # tests/layers.sh [LIBDIR]: check that each folder of lib/ includes only the
 # folders its layer may use (lib/README.md): base, format, os and elf are
-# shared by every stage; a stage (record, unwind, symbolize, fold, flame) uses
+# shared by every stage; a stage (record, unwind, symbolize, fold, flame,
+# push) uses
 # those and never another stage; api combines stages; cli serves the tools.
 # A bare #include "x.h" must name a header of the same folder.  Prints each
 # forbidden include as FILE:LINE and exits 1 when there is one.
@@ -19,6 +20,7 @@ for f in "$lib"/*/*.[ch]; do
 			ok="base format os elf $dir" ;;
 	fold)		ok="base format fold" ;;
 	flame)		ok="base format flame" ;;
+	push)		ok="base format push" ;;
 	cli)		ok="base format cli" ;;
 	api)		ok="base format os elf record unwind symbolize fold api" ;;
 	*)		echo "$f: folder '$dir' has no layer in tests/layers.sh"

@@ -13,7 +13,7 @@
  *
  * The pipeline is found by its pipes, not by process group (a script
  * without job control runs everything in one group, the programs it means
- * to profile too): the recorder's standard output, when a pipe, is read by
+ * to profile too): the recorder's output, when a pipe or a FIFO, is read by
  * the next stage, whose standard output is read by the one after, and so
  * on.  Stages that exec after /proc was read are caught at their exec.
  */
@@ -66,6 +66,14 @@ static int parse_comms(struct sp_recorder *r, const char *list)
 	return 0;
 }
 
+/* The key of a pipe or FIFO: its device and inode, mixed. */
+static uint64_t pipe_key(const struct stat *st)
+{
+	uint64_t k[2] = { st->st_dev, st->st_ino };
+
+	return sp_hash_bytes(k, sizeof(k)) | 1;
+}
+
 int rec_host_setup(struct sp_recorder *r)
 {
 	struct rec_host *h = &r->host;
@@ -94,25 +102,22 @@ int rec_host_setup(struct sp_recorder *r)
 		h->self = getpid();
 		/* the stream's reader, if it is a pipe, is the next stage */
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
-		    !sp_u64map_get(&h->pipes, st.st_ino, NULL))
+		    !sp_u64map_get(&h->pipes, pipe_key(&st), NULL))
 			return sp_err_set(&r->err, -ENOMEM, "out of memory");
 	}
 	return 0;
 }
 
-/* The inode of the pipe that descriptor fd of pid is, or 0. */
+/* The key of the pipe or FIFO that descriptor fd of pid is, or 0. */
 static uint64_t pipe_of(pid_t pid, int fd)
 {
-	char path[64], link[64];
-	unsigned long long ino;
-	ssize_t n;
+	char path[64];
+	struct stat st;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
+	if (stat(path, &st) || !S_ISFIFO(st.st_mode))
 		return 0;
-	link[n] = 0;
-	return sscanf(link, "pipe:[%llu]", &ino) == 1 ? ino : 0;
+	return pipe_key(&st);
 }
 
 /*

@@ -268,7 +268,7 @@ struct rec_host {
 	int on;			/* SP_RECORD_ATTACH_HOST */
 	int cgroup_fd;		/* the cgroup's directory; -1: every task */
 	pid_t self;		/* the recorder; 0: its pipeline is sampled */
-	struct sp_u64map pipes;	/* inodes of the pipeline's pipes */
+	struct sp_u64map pipes;	/* the pipeline's pipes and FIFOs (host.c) */
 	char (*comms)[16];	/* the names asked for; none: every thread */
 	size_t ncomms;
 	uint64_t processes;	/* found in /proc at the start */
