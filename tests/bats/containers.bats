@@ -66,8 +66,10 @@ in_namespaces() {
 
 @test "python3.12 -X perf in its own namespaces with a private /tmp: py:: frames" {
 	need_python312
+	# the script by a descriptor opened outside: Python makes a relative
+	# path absolute, and the private /tmp may hide the source tree
 	in_namespaces "$WL_SRC" "$(readlink -f "$PYTHON312")" \
-		"$PYTHON312" -X perf ./wl-python.py 30
+		"$PYTHON312" -X perf /dev/fd/5 30 5<"$WL_SRC/wl-python.py"
 	sp_pipeline "$T/py.folded" -p "$TARGET_PID" -d 2 -F 499
 	assert_pipeline_ok "$T/py.folded"
 	assert_share "$T/py.folded" \
