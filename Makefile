@@ -61,6 +61,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err base/idset \
 	format/spool-codec format/spool-write format/spool-read \
 	os/perf os/procfs os/launch os/kallsyms os/perfmap os/perm \
 	elf/elfcache elf/symtab elf/plt elf/buildid elf/procs elf/debuginfo \
+	elf/debuginfod \
 	elf/dwarfinfo elf/dwslice elf/demangle elf/jitdump elf/gopclntab elf/bidstore \
 	elf/locate elf/symcache \
 	record/record record/events record/convert record/merge record/attach \
@@ -246,7 +247,7 @@ DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev libbz2-dev bats ba
 	bats-support g++ binutils libiberty-dev liblzma-dev xz-utils \
 	pkg-config python3 util-linux protobuf-c-compiler libprotobuf-c-dev \
 	libxml2-utils chromium fonts-dejavu-core golang-go clang libclang-rt-dev \
-	time libc6-dbg libcurl4-openssl-dev
+	time libc6-dbg libcurl4-openssl-dev libdebuginfod-dev debuginfod
 deps:
 	@sh tests/install-deps.sh $(DEPS)
 	@sh tests/install-deps.sh --npm tests/browser

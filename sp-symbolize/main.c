@@ -12,6 +12,8 @@
 #include "cli/cli.h"
 #include "elf/bidstore.h"
 #include "elf/buildid.h"
+#include "elf/debuginfod.h"
+#include "elf/locate.h"
 #include "symbolize/symstream.h"
 
 static struct options {
@@ -139,7 +141,8 @@ static int report_missing(void)
 	return bad;
 }
 
-static void print_stats(const struct sp_symbolize_stats *st)
+static void print_stats(const struct sp_symbolize_stats *st,
+			const struct sp_debuginfod *dbgd)
 {
 	fprintf(stderr, "sp-symbolize: %" PRIu64 " stacks, %" PRIu64 " frames (%"
 		PRIu64 " inline, %" PRIu64 " unresolved), %" PRIu64
@@ -160,6 +163,11 @@ static void print_stats(const struct sp_symbolize_stats *st)
 		PRIu64 " damaged, %" PRIu64 " written (%" PRIu64 " bytes)\n",
 		st->symcache_files, st->symcache_hits, st->symcache_stale,
 		st->symcache_damaged, st->symcache_written, st->symcache_bytes);
+	if (dbgd)
+		fprintf(stderr, "sp-symbolize: debuginfod: %" PRIu64
+			" build-ids asked, %" PRIu64 " files found\n",
+			sp_debuginfod_stats(dbgd)->asked,
+			sp_debuginfod_stats(dbgd)->found);
 }
 
 /*
@@ -287,6 +295,9 @@ int main(int argc, char **argv)
 	     sp_symbolizer_set_perf_map_dir(sym, opt.perf_map_dir)))
 		sp_die("out of memory");
 	sp_symbolizer_set_flags(sym, opt.flags);
+	sp_locator_debuginfod(sp_procs_locator(procs), &why);
+	if (why)
+		sp_warn("DEBUGINFOD_URLS is set, but no file is fetched: %s", why);
 	symcache_dir = symbol_cache_dir(symcache_buf, sizeof(symcache_buf));
 	if (symcache_dir && sp_symbolizer_set_symbol_cache(sym, symcache_dir))
 		sp_die("out of memory");
@@ -328,7 +339,8 @@ int main(int argc, char **argv)
 	if (report_missing())
 		status = SP_EXIT_PARTIAL;
 	if (opt.stats)
-		print_stats(&st);
+		print_stats(&st, sp_locator_debuginfod(sp_procs_locator(procs),
+						       NULL));
 	sp_symstream_free(ss);
 	sp_symbolizer_free(sym);
 	sp_procs_free(procs);

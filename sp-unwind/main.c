@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "elf/buildid.h"
+#include "elf/locate.h"
 #include "unwind/unwstream.h"
 
 static struct options {
@@ -104,7 +105,7 @@ int main(int argc, char **argv)
 	struct sp_raw_header rh;
 	struct sp_unw_header uh;
 	const struct sp_rec_hdr *rec;
-	const char *bad;
+	const char *bad, *why;
 	int c, r = 0, w;
 
 	sp_prog = "sp-unwind";
@@ -150,6 +151,9 @@ int main(int argc, char **argv)
 	if (!u || (opt.cache_dir &&
 		   sp_locator_set_store(sp_unwstream_locator(u), opt.cache_dir)))
 		sp_die("out of memory");
+	sp_locator_debuginfod(sp_unwstream_locator(u), &why);
+	if (why)
+		sp_warn("DEBUGINFOD_URLS is set, but no file is fetched: %s", why);
 	sp_unwstream_header(u, &uh);
 	w = sp_out_write(out, &uh, sizeof(uh));
 	while (!w && (r = sp_in_next(in, &rec)) > 0) {

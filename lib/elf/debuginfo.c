@@ -13,6 +13,7 @@
 #include "base/io.h"
 #include "base/hashtab.h"
 #include "debuginfo.h"
+#include "debuginfod.h"
 
 struct sp_debugfile {
 	const char *key;	/* path, or "mini:PATH": the finder's */
@@ -33,6 +34,7 @@ struct sp_debug_finder {
 	struct sp_debugfile **files;	/* tried, found or not */
 	size_t nfiles, cap;
 	unsigned opened;
+	struct sp_debuginfod *dbgd;	/* NULL: off; not owned */
 };
 
 static const char default_root[] = "/usr/lib/debug";
@@ -89,6 +91,12 @@ int sp_debug_finder_add_dir(struct sp_debug_finder *f, const char *dir)
 		return -ENOMEM;
 	f->nroots++;
 	return 0;
+}
+
+void sp_debug_finder_set_debuginfod(struct sp_debug_finder *f,
+				    struct sp_debuginfod *d)
+{
+	f->dbgd = d;
 }
 
 unsigned sp_debug_finder_opened(const struct sp_debug_finder *f)
@@ -264,10 +272,31 @@ static struct sp_debugfile *try_build_id(struct sp_debug_finder *f,
 	return NULL;
 }
 
+/* The debug file the debuginfod servers have for the build-id. */
+static struct sp_debugfile *try_debuginfod(struct sp_debug_finder *f,
+					   const uint8_t *bid, size_t len)
+{
+	struct sp_debugfile *d;
+	const char *path;
+
+	if (!f->dbgd || !len)
+		return NULL;
+	path = sp_debuginfod_find(f->dbgd, SP_DEBUGINFOD_DEBUGINFO, bid, len);
+	if (!path)
+		return NULL;
+	d = open_file(f, path);
+	if (!d || !d->elf || !same_build_id(d->elf, bid, len))
+		return NULL;
+	d->how = SP_DEBUG_DEBUGINFOD;
+	return d;
+}
+
 struct sp_debugfile *sp_debug_find_build_id(struct sp_debug_finder *f,
 					    const uint8_t *bid, size_t bid_len)
 {
-	return try_build_id(f, bid, bid_len);
+	struct sp_debugfile *d = try_build_id(f, bid, bid_len);
+
+	return d ? d : try_debuginfod(f, bid, bid_len);
 }
 
 /* .gnu_debuglink: the name, NUL, padding to 4, and the CRC. */
@@ -379,6 +408,8 @@ struct sp_debugfile *sp_debug_find(struct sp_debug_finder *f, const char *path,
 	d = try_build_id(f, bid, bid_len);
 	if (!d)
 		d = try_link(f, path, e, bid, bid_len);
+	if (!d)
+		d = try_debuginfod(f, bid, bid_len);
 	return d;
 }
 

@@ -28,10 +28,12 @@ enum sp_debug_how {
 	SP_DEBUG_BUILDID,	/* ROOT/.build-id/xx/rest.debug */
 	SP_DEBUG_LINK,		/* .gnu_debuglink, CRC checked */
 	SP_DEBUG_MINI,		/* .gnu_debugdata, decompressed in memory */
+	SP_DEBUG_DEBUGINFOD,	/* fetched by build-id (debuginfod.h) */
 };
 
 struct sp_debug_finder;
 struct sp_debugfile;
+struct sp_debuginfod;
 
 /*
  * Returns a finder searching /usr/lib/debug (unless no_default) and the
@@ -48,9 +50,16 @@ void sp_debug_finder_free(struct sp_debug_finder *f);
 int sp_debug_finder_add_dir(struct sp_debug_finder *f, const char *dir);
 
 /*
+ * Ask d (not owned; NULL: none) for the debug files the searches on disk
+ * do not find, by build-id.
+ */
+void sp_debug_finder_set_debuginfod(struct sp_debug_finder *f,
+				    struct sp_debuginfod *d);
+
+/*
  * The separate debug file of the ELF file at path (e its libelf handle),
  * whose build-id is bid (bid_len bytes; 0: read it from e).  Build-id
- * directories come first, then the .gnu_debuglink of e.  A debug file is
+ * directories come first, then the .gnu_debuglink of e, then debuginfod.  A debug file is
  * only taken when its own build-id matches bid (when both are known) or its
  * CRC matches the link's.  Returns NULL when there is none; the result
  * belongs to the finder.
@@ -60,7 +69,8 @@ struct sp_debugfile *sp_debug_find(struct sp_debug_finder *f, const char *path,
 
 /*
  * The debug file of a build-id alone (the file on disk no longer matches
- * the recording): searched in the build-id directories only.  NULL if none.
+ * the recording): searched in the build-id directories and debuginfod.
+ * NULL if none.
  */
 struct sp_debugfile *sp_debug_find_build_id(struct sp_debug_finder *f,
 					    const uint8_t *bid, size_t bid_len);

@@ -8,6 +8,7 @@
 #include "base/grow.h"
 #include "bidstore.h"
 #include "buildid.h"
+#include "debuginfod.h"
 #include "locate.h"
 
 #define SYSTEM_DEBUG "/usr/lib/debug"
@@ -19,6 +20,8 @@ struct sp_locator {
 	char **roots;		/* debug roots, before the system's */
 	size_t nroots, cap;
 	int no_system_debug;
+	struct sp_debuginfod *dbgd;	/* NULL: off */
+	const char *dbgd_why;		/* why it is off, if not by choice */
 };
 
 /* One question: a recorded file. */
@@ -78,6 +81,18 @@ static struct sp_elf *from_path(struct sp_locator *l, const struct query *q)
 	return sp_elf_cache_get_again(l->cache, path, hex);
 }
 
+static struct sp_elf *from_debuginfod(struct sp_locator *l,
+				      const struct query *q)
+{
+	const char *path;
+
+	if (!l->dbgd)
+		return NULL;
+	path = sp_debuginfod_find(l->dbgd, SP_DEBUGINFOD_EXECUTABLE, q->bid,
+				  q->len);
+	return path ? sp_elf_cache_get(l->cache, path) : NULL;
+}
+
 static struct sp_elf *debug_file(struct sp_locator *l, const char *root,
 				 const struct query *q)
 {
@@ -109,13 +124,14 @@ static struct sp_elf *from_debug(struct sp_locator *l, const struct query *q)
 static const struct source sources[] = {
 	{ SP_FROM_STORE, from_store },
 	{ SP_FROM_PATH, from_path },
+	{ SP_FROM_DEBUGINFOD, from_debuginfod },
 	{ SP_FROM_DEBUG, from_debug },
 };
 
 const char *sp_elf_from_name(unsigned from)
 {
 	static const char *const names[SP_FROM_MAX] = {
-		"none", "store", "path", "debug",
+		"none", "store", "path", "debug", "debuginfod",
 	};
 
 	return from < SP_FROM_MAX ? names[from] : "none";
@@ -129,8 +145,10 @@ struct sp_locator *sp_locator_new(struct sp_elf_cache *cache)
 	if (!l)
 		return NULL;
 	l->cache = cache;
+	l->dbgd = sp_debuginfod_new(&l->dbgd_why);
 	if (!sp_bidstore_default_dir(dir, sizeof(dir)) &&
 	    !(l->store = strdup(dir))) {
+		sp_debuginfod_free(l->dbgd);
 		free(l);
 		return NULL;
 	}
@@ -147,6 +165,7 @@ void sp_locator_free(struct sp_locator *l)
 		free(l->roots[i]);
 	free(l->roots);
 	free(l->store);
+	sp_debuginfod_free(l->dbgd);
 	free(l);
 }
 
@@ -177,6 +196,14 @@ int sp_locator_add_debug_root(struct sp_locator *l, const char *dir)
 		return -ENOMEM;
 	l->roots[l->nroots++] = d;
 	return 0;
+}
+
+struct sp_debuginfod *sp_locator_debuginfod(const struct sp_locator *l,
+					    const char **why)
+{
+	if (why)
+		*why = l->dbgd_why;
+	return l->dbgd;
 }
 
 void sp_locator_set_system_debug(struct sp_locator *l, int on)

@@ -13,14 +13,17 @@
  *	store	the build-id cache (bidstore.h), where sp-record copied
  *		what it saw deleted or replaced
  *	path	the file at the recorded path (" (deleted)" removed)
+ *	debuginfod
+ *		the executable the servers of DEBUGINFOD_URLS have for the
+ *		build-id (debuginfod.h), when the variable is set
  *	debug	ROOT/.build-id/ab/cdef....debug under each debug root and
  *		/usr/lib/debug: a separate debug file, which has the
  *		symbols and DWARF but not the code or .eh_frame bytes, so
  *		it names frames and cannot unwind them
  *
  * Without a recorded build-id only the path is tried, unchecked.  A new
- * source (debuginfod, a symbol server) is one more function in the table
- * of locate.c.  Files come from, and belong to, the ELF cache.
+ * source (a symbol server) is one more function in the table of locate.c.
+ * Files come from, and belong to, the ELF cache.
  */
 #ifndef SP_LOCATE_H
 #define SP_LOCATE_H
@@ -36,10 +39,11 @@ enum sp_elf_from {
 	SP_FROM_STORE,		/* the build-id cache */
 	SP_FROM_PATH,		/* the recorded path */
 	SP_FROM_DEBUG,		/* a build-id debug file: symbols only */
+	SP_FROM_DEBUGINFOD,	/* the executable from a debuginfod server */
 	SP_FROM_MAX
 };
 
-/* "store", "path", "debug"; "none". */
+/* "store", "path", "debug", "debuginfod"; "none". */
 const char *sp_elf_from_name(unsigned from);
 
 struct sp_locator;
@@ -68,6 +72,17 @@ const char *sp_locator_store(const struct sp_locator *l);
  * added.  Returns 0 or -ENOMEM.
  */
 int sp_locator_add_debug_root(struct sp_locator *l, const char *dir);
+
+struct sp_debuginfod;
+
+/*
+ * The debuginfod client of the locator, made when it was if
+ * DEBUGINFOD_URLS names a server; NULL when it is off, with *why (may be
+ * NULL) set when it was asked for and could not be had.  It belongs to
+ * the locator; the debug finder of the same files shares it.
+ */
+struct sp_debuginfod *sp_locator_debuginfod(const struct sp_locator *l,
+					    const char **why);
 
 /* Whether /usr/lib/debug is searched (the default: it is). */
 void sp_locator_set_system_debug(struct sp_locator *l, int on);

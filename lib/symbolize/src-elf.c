@@ -10,6 +10,7 @@
 #include "base/symrule.h"
 #include "elf/debuginfo.h"
 #include "elf/dwarfinfo.h"
+#include "elf/locate.h"
 #include "elf/symcache.h"
 #include "source.h"
 
@@ -81,6 +82,9 @@ static struct sp_debug_finder *finder(struct sp_symbolizer *s)
 	if (e->finder)
 		return e->finder;
 	e->finder = sp_debug_finder_new(!!(s->flags & SP_SYM_NO_SYSTEM_DEBUG));
+	if (e->finder)
+		sp_debug_finder_set_debuginfod(e->finder,
+			sp_locator_debuginfod(sp_procs_locator(s->procs), NULL));
 	for (i = 0; e->finder && i < e->ndebug_dirs; i++)
 		if (sp_debug_finder_add_dir(e->finder, e->debug_dirs[i])) {
 			sp_debug_finder_free(e->finder);
@@ -201,9 +205,10 @@ static int module_load(struct sp_symbolizer *s, struct src_module *mod,
 	    (!mod->has_symtab || (want_dwarf && !dwarf_elf))) {
 		mod->dbg = sp_debug_find(f, m->name, e, bid, bid_len);
 		if (mod->dbg) {
+			/* by build-id, on disk or from debuginfod */
 			mod->dbg_origin = sp_debugfile_how(mod->dbg) ==
-					  SP_DEBUG_BUILDID ? SP_FO_BUILDID :
-					  SP_FO_DEBUGLINK;
+					  SP_DEBUG_LINK ? SP_FO_DEBUGLINK :
+					  SP_FO_BUILDID;
 			if (!dwarf_elf && want_dwarf &&
 			    sp_elf_has_section(sp_debugfile_elf(mod->dbg),
 					       ".debug_info"))

@@ -6,6 +6,8 @@
 # stacks noinfo, exit 1.  One replaced or deleted while recorded is copied
 # into the build-id cache by sp-record and unwound and named from the copy;
 # without the cache it is missing.  And the cache's options and size cap.
+# Debian's debuginfod, started on 127.0.0.1, serves a library that is gone
+# and its debug file, fetched once each when DEBUGINFOD_URLS names it.
 # The workloads are built here: tests/workloads/bid-main.c over bid-lib.c
 # (libwlv.so, in two builds with the same names and other code).
 
@@ -191,6 +193,77 @@ assert_missing() {
 	cp "$D/v1/libwlv.so" "$T/bin/libwlv.so"
 	unwind_and_symbolize --cache-dir "$T/nowhere"
 	assert_whole "$n"
+}
+
+# start_debuginfod DIR: Debian's debuginfod serving the ELF files of DIR,
+# on a free port (another if one is taken first), until BID1 is indexed;
+# its URL in DEBUGINFOD_URL, its log in $T/debuginfod.log.
+start_debuginfod() {
+	local port try pid
+	command -v debuginfod >/dev/null || skip "debuginfod is not installed (Debian: debuginfod)"
+	for try in 1 2 3 4 5; do
+		port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		debuginfod -F "$1" -p "$port" -d "$T/debuginfod.$try.db" -t 0 -g 0 \
+			>"$T/debuginfod.log" 2>&1 3>&- &
+		pid=$!
+		echo "$pid" >>"$T/targets"
+		DEBUGINFOD_URL=http://127.0.0.1:$port
+		wait_until 60 "debuginfod to serve $BID1" served "$pid" && return
+	done
+	fail "debuginfod did not start: $(cat "$T/debuginfod.log")"
+}
+
+# served PID: debuginfod PID has the executable of BID1; fatal when it
+# exited (its port was taken), then start_debuginfod tries another.
+served() {
+	kill -0 "$1" 2>/dev/null || return 2
+	python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1])' \
+		"$DEBUGINFOD_URL/buildid/$BID1/executable" 2>/dev/null
+}
+
+# requests KIND: the GETs of BID1's KIND (executable, debuginfo) that
+# debuginfod answered a client of libdebuginfod, by its log.
+requests() {
+	grep -c "UA:elfutils.* GET /buildid/$BID1/$1 " "$T/debuginfod.log"
+}
+
+@test "a library replaced after the recording, served by debuginfod: fetched once by build-id, unwound and named with its lines" {
+	need_perf_events
+	start_linked
+	record_released "$T/run.raw" --cache-dir "$T/cache"
+	assert_success
+	n=$(samples_recorded)
+	cp "$D/v2/libwlv.so" "$T/bin/libwlv.so.new"
+	mv -f "$T/bin/libwlv.so.new" "$T/bin/libwlv.so"
+	# the server has build 1 stripped (code and .eh_frame, the exported
+	# names) and its debug file (every name, lines), as distributions do
+	mkdir -p "$T/srv"
+	strip --strip-all -o "$T/srv/libwlv.so" "$D/v1/libwlv.so"
+	objcopy --only-keep-debug "$D/v1/libwlv.so" "$T/srv/libwlv.debug"
+	start_debuginfod "$T/srv"
+	# off without DEBUGINFOD_URLS: nothing asked, the library is missing
+	unwind_and_symbolize --cache-dir "$T/cache"
+	assert_missing "$n" "$T/bin/libwlv.so" "$BID1"
+	[[ $(requests executable) == 0 ]] || fail "asked with DEBUGINFOD_URLS unset"
+	export DEBUGINFOD_URLS=$DEBUGINFOD_URL DEBUGINFOD_CACHE_PATH=$T/dcache
+	unwind_and_symbolize --cache-dir "$T/cache"
+	assert_whole "$n"
+	# leaves named from the debug file, with their source lines
+	grep -qE $'^frame\t[0-9]+\t[0-9]+\t[0-9]+\tnative\tbuildid\t[^\t]*\t0x[0-9a-f]+\twlv_leaf\t'"$T/bin/libwlv.so"$'\t[^\t]*/bid-lib\\.c\t[0-9]+\t' "$T/run.sym" ||
+		{ show; fail "wlv_leaf not named from the debug file with its line"; }
+	# one request per file, not one per sample: sp-unwind fetched the
+	# executable, sp-symbolize found it in the client's cache (the tools
+	# share it, here a fresh one) and fetched the debug file
+	[[ $(requests executable) == 1 && $(requests debuginfo) == 1 ]] ||
+		fail "requests: $(grep GET "$T/debuginfod.log")"
+	"$SP_SYMBOLIZE" --kallsyms /dev/null --cache-dir "$T/cache" --stats \
+		<"$T/run.unw" >/dev/null 2>"$T/stats.err" || fail "$(cat "$T/stats.err")"
+	grep -qE '^sp-symbolize: debuginfod: [0-9]+ build-ids asked, 2 files found$' "$T/stats.err" ||
+		fail "no debuginfod line in sp-symbolize --stats: $(cat "$T/stats.err")"
+	# at most a question of each kind per file of the recording
+	asked=$(sed -n 's/^sp-symbolize: debuginfod: \([0-9]*\) build-ids asked.*/\1/p' "$T/stats.err")
+	files=$(awk -F'\t' '$1 == "map" && $7 != "-" { print $7 }' "$T/run.sym" | sort -u | wc -l)
+	((asked <= 2 * files)) || fail "$asked questions for $files files of $n samples"
 }
 
 @test "a library replaced while recorded: the cache keeps the original, stacks whole, names right, the cache stays under --cache-size" {

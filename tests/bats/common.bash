@@ -36,6 +36,8 @@ WL_DIR="${SP_WORK:-$BATS_RUN_TMPDIR}/wl"
 # no test reads or writes the caches of the user running it, nor those
 # another test left: the build-id cache and the symbol cache live here
 export XDG_CACHE_HOME="${BATS_TEST_TMPDIR:-$BATS_RUN_TMPDIR}/xdg"
+# nor asks the debuginfod servers it uses (tests start their own)
+unset DEBUGINFOD_URLS
 
 # The designed shares of wl-single (tests/workloads/wl-single.c), percent of
 # samples, and how far a measurement may stray from them.
