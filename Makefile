@@ -8,6 +8,7 @@
 #   make fuzz          build the libFuzzer harnesses with clang and run each
 #                      FUZZ_SECONDS (default 60) over its corpus (tests/fuzz/)
 #   make soak          record processes that come and go for 30 minutes, watching memory
+#   make soak-host     record the whole host as the fleet agent does for 5 minutes
 #   make V=1           show commands; SANITIZE=address,undefined; O=DIR for out-of-tree builds
 
 VERSION = 0.1.0
@@ -101,7 +102,7 @@ PUBLIC_HDRS = base/stream.h format/records.h format/unwound.h format/spool.h \
 	format/frame.h os/launch.h
 
 .DELETE_ON_ERROR:
-.PHONY: all check test unit bats demo deps clean install bench bench-flame soak examples layers \
+.PHONY: all check test unit bats demo deps clean install bench bench-flame soak soak-host examples layers \
 	fuzz fuzz-bins fuzz-replay
 
 all: $(TOOL_BINS) $(LIB_A) $(LIB_SO) $(O)/lib/stackpulse.pc
@@ -293,6 +294,10 @@ bench-flame: all
 # (SOAK_SECONDS=300 for five minutes)
 soak: all
 	@SOAK_BIN=$(O) bash bench/soak.sh
+
+# the whole host as the fleet agent records it, 5 minutes (HOST_SECONDS)
+soak-host: all
+	@HOST_BIN=$(O) bash bench/host.sh
 
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 \
