@@ -24,6 +24,8 @@ interval=${HOST_INTERVAL:-10}
 hz=${HOST_HZ:-99}
 tmp=${HOST_TMP:-/tmp/sp-host}
 out=$root/bench/results
+# shellcheck source=bench/stages.sh
+. "$root/bench/stages.sh"
 
 die() {
 	echo "host: $*" >&2
@@ -91,29 +93,15 @@ rec=$!
 pids+=("$rec" "$unw" "$sym" "$fold")
 echo "host: recording every process for $secs s at $hz Hz (into $out/host.csv)"
 
-# watch PID: "resident,anonymous,cpu" in KiB, KiB and clock ticks
-watch() {
-	local st
-	st=$(cut -d' ' -f14,15 "/proc/$1/stat" 2>/dev/null) || { echo ,,; return; }
-	awk -v t="${st% *}" -v s="${st#* }" '/^VmRSS:/ { r = $2 } /^RssAnon:/ { a = $2 }
-		END { print r "," a "," t + s }' "/proc/$1/status" 2>/dev/null || echo ,,
-}
-
-stages="sp-record sp-unwind sp-symbolize sp-fold"
+stages=(sp-record sp-unwind sp-symbolize sp-fold)
 csv=$out/host.csv
-{
-	printf seconds,last_pid
-	for st in $stages; do
-		printf ',%s_rss_kib,%s_anon_kib,%s_cpu_ticks' "$st" "$st" "$st"
-	done
-	echo
-} >"$csv"
+stage_header "${stages[@]}" >"$csv"
 start=$SECONDS
 while kill -0 "$rec" 2>/dev/null; do
 	sleep "$interval" &
 	wait $! || true
 	kill -0 "$rec" 2>/dev/null || break
-	echo "$((SECONDS - start)),$(cat /proc/sys/kernel/ns_last_pid),$(watch "$rec"),$(watch "$unw"),$(watch "$sym"),$(watch "$fold")" >>"$csv"
+	stage_row "$((SECONDS - start))" "$rec" "$unw" "$sym" "$fold" >>"$csv"
 done
 for p in "${pids[@]}"; do
 	wait "$p" || true
@@ -123,7 +111,6 @@ kill -- -"$wl" 2>/dev/null || true
 wait "$wl" 2>/dev/null || true
 wl=
 
-tick=$(getconf CLK_TCK)
 {
 	echo "Run of $(date -u +%Y-%m-%d), \`HOST_SECONDS=$secs make soak-host\`, $(nproc) CPUs, $(uname -r), $hz Hz."
 	echo
@@ -135,45 +122,11 @@ tick=$(getconf CLK_TCK)
 	echo
 	echo "CPU of each stage per second of the host (at the last reading), and memory read every $interval s, resident set with its anonymous part in parentheses (KiB):"
 	echo
-	awk -F, -v tick="$tick" 'NR > 1 && $3 != "" { t[++n] = $0 }
-		END {
-			split("sp-record,sp-unwind,sp-symbolize,sp-fold", name, ",")
-			print "| stage | CPU per host-second | first | middle | last | largest |"
-			print "|---|---:|---:|---:|---:|---:|"
-			split(t[1], f1, ","); split(t[int((n + 1) / 2)], fm, ",")
-			split(t[n], fl, ",")
-			for (s = 1; s <= 4; s++) {
-				c = 3 * s
-				m = ma = 0
-				for (i = 1; i <= n; i++) {
-					split(t[i], f, ",")
-					if (f[c] > m) m = f[c]
-					if (f[c + 1] > ma) ma = f[c + 1]
-				}
-				printf "| %s | %.2f%% | %d (%d) | %d (%d) | %d (%d) | %d (%d) |\n",
-					name[s], 100 * fl[c + 2] / tick / fl[1],
-					f1[c], f1[c + 1], fm[c], fm[c + 1], fl[c], fl[c + 1], m, ma
-			}
-		}' "$csv"
+	stage_table "$csv" "${stages[@]}"
 	echo
 	echo "The curve, a point a minute: resident set (anonymous part), KiB:"
 	echo
-	echo '```'
-	printf '%8s  %-16s  %-16s  %-16s  %s\n' time sp-record sp-unwind sp-symbolize sp-fold
-	awk -F, -v every=$((60 / interval)) '
-		function row(line, f, c) {
-			split(line, f, ",")
-			printf "%6d s", f[1]
-			for (c = 3; c <= 12; c += 3)
-				printf "  %s", sprintf("%-16s", sprintf("%d (%d)", f[c], f[c + 1]))
-			printf "\n"
-		}
-		NR > 1 && $3 != "" {
-			last = $0
-			if (++n % every == 0 || n == 1) { row($0); shown = n }
-		}
-		END { if (n && shown != n) row(last) }' "$csv"
-	echo '```'
+	stage_curve "$csv" "$interval" "${stages[@]}"
 } >"$out/host.md"
 cat "$out/host.md"
 cleanup

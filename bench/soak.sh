@@ -47,6 +47,8 @@ interval=${SOAK_INTERVAL:-10}
 slack=${SOAK_SLACK_KB:-1024}
 tmp=${SOAK_TMP:-/tmp/sp-soak}
 out=$root/bench/results
+# shellcheck source=bench/stages.sh
+. "$root/bench/stages.sh"
 
 die() {
 	echo "soak: $*" >&2
@@ -121,21 +123,21 @@ pids+=($!)
 "$bin/sp-spool/sp-spool" write -q "$tmp/soak.spool" <"$tmp/spool" \
 	2>"$tmp/spool.err" &
 spool=$!
-pids+=($spool)
+pids+=("$spool")
 "$bin/sp-symbolize/sp-symbolize" <"$tmp/sym" >/dev/null 2>"$tmp/sym.err" &
 sym=$!
-pids+=($sym)
+pids+=("$sym")
 tee "$tmp/sym" <"$tmp/unw" >"$tmp/spool" &
 pids+=($!)
 "$bin/sp-unwind/sp-unwind" <"$tmp/raw2" >"$tmp/unw" 2>"$tmp/unwind.err" &
 unw=$!
-pids+=($unw)
+pids+=("$unw")
 tee "$tmp/gz" <"$tmp/raw" >"$tmp/raw2" &
 pids+=($!)
 "$bin/sp-record/sp-record" -p "$wl" -F 99 -d "$secs" >"$tmp/raw" \
 	2>"$tmp/record.err" &
 rec=$!
-pids+=($rec)
+pids+=("$rec")
 
 for _ in $(seq 200); do
 	grep -q attached "$tmp/record.err" 2>/dev/null && break
@@ -146,28 +148,15 @@ grep -q attached "$tmp/record.err" || die "sp-record did not attach: $(cat "$tmp
 touch "$tmp/go"
 echo "soak: recording for $secs s (every stage's memory each $interval s, into $out/soak.csv)"
 
-# rss PID: "resident,anonymous" in KiB, or "," when PID is gone
-rss() {
-	awk '/^VmRSS:/ { r = $2 } /^RssAnon:/ { a = $2 }
-		END { print r "," a }' "/proc/$1/status" 2>/dev/null || echo ,
-}
-
-stages="sp-record sp-unwind sp-spool_write sp-symbolize"
+stages=(sp-record sp-unwind sp-spool sp-symbolize)
 csv=$out/soak.csv
-{
-	printf seconds,last_pid
-	for st in $stages; do
-		printf ',%s_rss_kib,%s_anon_kib' "$st" "$st"
-	done
-	echo
-} >"$csv"
+stage_header "${stages[@]}" >"$csv"
 start=$SECONDS
 while kill -0 "$rec" 2>/dev/null; do
 	sleep "$interval" &
 	wait $! || true
 	kill -0 "$rec" 2>/dev/null || break
-	# the last pid handed out: how many processes and threads came
-	echo "$((SECONDS - start)),$(cat /proc/sys/kernel/ns_last_pid),$(rss "$rec"),$(rss "$unw"),$(rss "$spool"),$(rss "$sym")" >>"$csv"
+	stage_row "$((SECONDS - start))" "$rec" "$unw" "$spool" "$sym" >>"$csv"
 done
 rc=0
 wait "$rec" || rc=$?
@@ -219,20 +208,7 @@ fi
 
 # every stage flat: the second half's largest anonymous resident set
 # within slack of the first half's
-flat=$(awk -F, -v slack="$slack" 'NR > 1 && $3 != "" { t[++n] = $0 }
-	END {
-		split("sp-record,sp-unwind,sp-spool write,sp-symbolize", name, ",")
-		for (s = 1; s <= 4; s++) {
-			c = 2 + 2 * s
-			a = b = 0
-			for (i = 1; i <= n; i++) {
-				split(t[i], f, ",")
-				if (i <= n / 2) { if (f[c] > a) a = f[c] }
-				else if (f[c] > b) b = f[c]
-			}
-			printf "%s|%s|%d|%d\n", (n > 1 && b <= a + slack ? "ok" : "failed"), name[s], a, b
-		}
-	}' "$csv")
+flat=$(stage_flat "$csv" "$slack" "${stages[@]}")
 while IFS='|' read -r verdict name a b; do
 	check "$verdict" "$name flat: largest anonymous resident set $a KiB in the first half, $b KiB in the second (at most $slack KiB more)"
 done <<<"$flat"
@@ -250,46 +226,13 @@ done <<<"$flat"
 	echo "|---|---|"
 	cat "$tmp/checks.md"
 	echo
-	echo "Resident set, anonymous part in parentheses (KiB), read every $interval s: first / middle / last / largest:"
+	echo "CPU of each stage per second of the run, and its resident set, anonymous part in parentheses (KiB), read every $interval s: first / middle / last / largest (sp-spool is sp-spool write):"
 	echo
-	awk -F, 'NR > 1 && $3 != "" { t[++n] = $0 }
-		END {
-			split("sp-record,sp-unwind,sp-spool write,sp-symbolize", name, ",")
-			print "| stage | first | middle | last | largest |"
-			print "|---|---:|---:|---:|---:|"
-			split(t[1], f1, ","); split(t[int((n + 1) / 2)], fm, ",")
-			split(t[n], fl, ",")
-			for (s = 1; s <= 4; s++) {
-				c = 1 + 2 * s
-				m = ma = 0
-				for (i = 1; i <= n; i++) {
-					split(t[i], f, ",")
-					if (f[c] > m) m = f[c]
-					if (f[c + 1] > ma) ma = f[c + 1]
-				}
-				printf "| %s | %d (%d) | %d (%d) | %d (%d) | %d (%d) |\n", name[s],
-					f1[c], f1[c + 1], fm[c], fm[c + 1], fl[c], fl[c + 1], m, ma
-			}
-		}' "$csv"
+	stage_table "$csv" "${stages[@]}"
 	echo
 	echo "The curve, a point a minute: resident set (anonymous part), KiB:"
 	echo
-	echo '```'
-	printf '%8s  %-16s  %-16s  %-16s  %s\n' time sp-record sp-unwind "sp-spool write" sp-symbolize
-	awk -F, -v every=$((60 / interval)) '
-		function row(line, f, c) {
-			split(line, f, ",")
-			printf "%6d s", f[1]
-			for (c = 3; c <= 9; c += 2)
-				printf "  %s", sprintf("%-16s", sprintf("%d (%d)", f[c], f[c + 1]))
-			printf "\n"
-		}
-		NR > 1 && $3 != "" {
-			last = $0
-			if (++n % every == 0 || n == 1) { row($0); shown = n }
-		}
-		END { if (n && shown != n) row(last) }' "$csv"
-	echo '```'
+	stage_curve "$csv" "$interval" "${stages[@]}"
 	echo
 	echo "Offline: \`sp-spool cat | sp-symbolize | sp-fold\` of the $(stat -c %s "$tmp/soak.spool")-byte spool, sp-symbolize's peak $(tail -n 1 "$tmp/sym.kb") KiB; $(tail -n 1 "$tmp/unwind.err")."
 } >"$out/soak.md"
