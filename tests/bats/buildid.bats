@@ -291,7 +291,8 @@ requests() {
 	# 400 KiB + the copy over 250 KiB: the two oldest go, the copy stays
 	grep -qxF "sp-record: build-id cache '$T/cache': 2 copies evicted, 3 kept ($(awk -v s="$size" 'BEGIN { printf "%.1f", (204800 + s) / 1048576 }') MiB)" <<<"$stderr" ||
 		fail "stderr: $stderr"
-	[[ ! -e $T/cache/buildid/0a && ! -e $T/cache/buildid/0b/02 ]] || fail "the oldest copies were kept: $(cd "$T/cache" && find . -ls)"
+	# (libwlv.so's own build-id may begin with 0a: the planted entries)
+	[[ ! -e $T/cache/buildid/0a/01 && ! -e $T/cache/buildid/0b/02 ]] || fail "the oldest copies were kept: $(cd "$T/cache" && find . -ls)"
 	[[ -f $T/cache/buildid/0c/03/elf && -f $T/cache/buildid/0d/04/elf ]] || fail "newer copies were evicted"
 	unwind_and_symbolize --cache-dir "$T/cache"
 	assert_whole "$n"
