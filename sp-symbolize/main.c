@@ -119,6 +119,8 @@ static int report_missing(void)
 {
 	const struct sp_missing_file *m;
 	char hex[2 * sizeof(m->build_id) + 1];
+	const char *servers = sp_locator_debuginfod(sp_procs_locator(procs),
+						    NULL) ? ", nor on the debuginfod servers" : "";
 	uint64_t frames, samples;
 	size_t n, i;
 	int bad = 0;
@@ -134,8 +136,8 @@ static int report_missing(void)
 				hex, m[i].path, samples);
 			continue;
 		}
-		sp_warn("no file with build-id %s for '%s' (replaced or deleted since the recording, and not in the build-id cache): its frames in %" PRIu64 " samples are [unknown build-id %.*s]",
-			hex, m[i].path, samples, SP_UNKNOWN_BUILDID_DIGITS, hex);
+		sp_warn("no file with build-id %s for '%s' (replaced or deleted since the recording, and not in the build-id cache%s): its frames in %" PRIu64 " samples are [unknown build-id %.*s]",
+			hex, m[i].path, servers, samples, SP_UNKNOWN_BUILDID_DIGITS, hex);
 		bad++;
 	}
 	return bad;

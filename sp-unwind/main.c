@@ -75,6 +75,8 @@ static void report_missing(void)
 {
 	const struct sp_missing_file *m;
 	char hex[2 * sizeof(m->build_id) + 1];
+	const char *servers = sp_locator_debuginfod(sp_unwstream_locator(u),
+						    NULL) ? ", nor on the debuginfod servers" : "";
 	uint64_t samples;
 	size_t n, i;
 
@@ -84,8 +86,8 @@ static void report_missing(void)
 		if (!samples)
 			continue;
 		sp_build_id_hex(m[i].build_id, m[i].build_id_size, hex);
-		sp_warn("no file with build-id %s for '%s' (replaced or deleted since the recording, and not in the build-id cache%s): %llu samples end there",
-			hex, m[i].path,
+		sp_warn("no file with build-id %s for '%s' (replaced or deleted since the recording, and not in the build-id cache%s%s): %llu samples end there",
+			hex, m[i].path, servers,
 			m[i].debug_only ? "; its debug file has no code" : "",
 			(unsigned long long)samples);
 	}

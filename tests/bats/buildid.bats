@@ -264,6 +264,15 @@ requests() {
 	asked=$(sed -n 's/^sp-symbolize: debuginfod: \([0-9]*\) build-ids asked.*/\1/p' "$T/stats.err")
 	files=$(awk -F'\t' '$1 == "map" && $7 != "-" { print $7 }' "$T/run.sym" | sort -u | wc -l)
 	((asked <= 2 * files)) || fail "$asked questions for $files files of $n samples"
+	# servers that have nothing: still missing, and the tools say where
+	# they looked
+	DEBUGINFOD_URLS=http://127.0.0.1:1 DEBUGINFOD_CACHE_PATH=$T/dcache2 \
+		unwind_and_symbolize --cache-dir "$T/cache"
+	((UNW_STATUS == 1 && SYM_STATUS == 1)) || { show; fail "want exit 1 twice"; }
+	grep -qF "sp-unwind: no file with build-id $BID1 for '$T/bin/libwlv.so' (replaced or deleted since the recording, and not in the build-id cache, nor on the debuginfod servers): " <<<"$UNW_ERR" ||
+		{ show; fail "sp-unwind did not say where it looked"; }
+	grep -qF "sp-symbolize: no file with build-id $BID1 for '$T/bin/libwlv.so' (replaced or deleted since the recording, and not in the build-id cache, nor on the debuginfod servers): " <<<"$SYM_ERR" ||
+		{ show; fail "sp-symbolize did not say where it looked"; }
 }
 
 @test "a library replaced while recorded: the cache keeps the original, stacks whole, names right, the cache stays under --cache-size" {
