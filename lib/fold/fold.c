@@ -123,12 +123,11 @@ struct sp_fold *sp_fold_new(unsigned flags)
 	return f;
 }
 
-void sp_fold_free(struct sp_fold *f)
+/* Free what f holds, not f. */
+static void release(struct sp_fold *f)
 {
 	size_t i;
 
-	if (!f)
-		return;
 	sp_strtab_release(&f->strs);
 	sp_u64map_release(&f->comms);
 	sp_u64map_release(&f->prefixes);
@@ -150,6 +149,17 @@ void sp_fold_free(struct sp_fold *f)
 	free(f->threads);
 	sp_u64map_release(&f->thread_ids);
 	free(f->labels);
+	for (i = 0; i < f->nowned; i++)
+		free(f->owned[i].ents);
+	free(f->owned);
+	sp_u64map_release(&f->pid_owned);
+}
+
+void sp_fold_free(struct sp_fold *f)
+{
+	if (!f)
+		return;
+	release(f);
 	free(f);
 }
 
@@ -181,6 +191,8 @@ void sp_fold_set_range(struct sp_fold *f, uint64_t start, uint64_t end)
 	f->range_end = end;
 }
 
+static void compact(struct sp_fold *f);
+
 void sp_fold_clear_counts(struct sp_fold *f)
 {
 	size_t i;
@@ -197,6 +209,7 @@ void sp_fold_clear_counts(struct sp_fold *f)
 	f->nsamples_seen = 0;
 	f->weight_seen = 0;
 	f->first_time = f->last_time = 0;
+	compact(f);
 }
 
 int sp_fold_add_label(struct sp_fold *f, const char *key, const char *value)
@@ -260,6 +273,30 @@ static int64_t intern_free(struct sp_fold *f, char *s)
 	return id;
 }
 
+/* Note that process pid put key (pid, id) into the table of kind. */
+static int own(struct sp_fold *f, uint32_t pid, uint32_t id, uint8_t kind)
+{
+	struct sp_fold_owned *o;
+	struct sp_u64slot *slot;
+	int is_new;
+
+	if (SP_GROW(f->owned, f->ownedcap, f->nowned + 1))
+		return -ENOMEM;
+	slot = sp_u64map_get(&f->pid_owned, pid, &is_new);
+	if (!slot)
+		return -ENOMEM;
+	if (is_new) {
+		slot->val = f->nowned;
+		memset(&f->owned[f->nowned++], 0, sizeof(*o));
+	}
+	o = &f->owned[slot->val];
+	if (SP_GROW(o->ents, o->cap, o->n + 1))
+		return -ENOMEM;
+	o->ents[o->n++] = (struct sp_fold_own){ .id = id, .kind = kind };
+	f->live_keys++;
+	return 0;
+}
+
 /* The first frame of a thread's folded lines ("comm", "comm-PID", ...). */
 static int64_t make_prefix(struct sp_fold *f, uint32_t pid, uint32_t tid)
 {
@@ -301,13 +338,16 @@ static int apply_comm(struct sp_fold *f, const struct sp_st_comm *c)
 {
 	struct sp_u64slot *slot, *p;
 	int64_t id = intern(f, c->name ? c->name : "");
+	int is_new;
 
 	if (id < 0)
 		return (int)id;
-	slot = sp_u64map_get(&f->comms, key2(c->pid, c->tid), NULL);
+	slot = sp_u64map_get(&f->comms, key2(c->pid, c->tid), &is_new);
 	if (!slot)
 		return -ENOMEM;
 	slot->val = (uint64_t)id;
+	if (is_new && own(f, c->pid, c->tid, SP_FOLD_OWN_COMM))
+		return -ENOMEM;
 	/* an exec replaces the address space: its mappings come anew */
 	if (c->exec && c->pid == c->tid) {
 		struct sp_fold_space *sp = space_of(f, c->pid, 0);
@@ -452,6 +492,7 @@ static int finish_stack(struct sp_fold *f)
 	struct sp_u64slot *slot;
 	size_t len = 0, at = 0;
 	int64_t id;
+	int is_new;
 	char *s;
 
 	for (i = 0; i < n; i++)
@@ -473,10 +514,13 @@ static int finish_stack(struct sp_fold *f)
 	if (id < 0 || SP_GROW(f->stacks, f->stackcap, f->nstacks + 1))
 		return -ENOMEM;
 	/* a redefinition (the pid was reused) replaces the old stack */
-	slot = sp_u64map_get(&f->stack_ids, key2(f->pend_pid, f->pend_id), NULL);
+	slot = sp_u64map_get(&f->stack_ids, key2(f->pend_pid, f->pend_id),
+			     &is_new);
 	if (!slot)
 		return -ENOMEM;
 	slot->val = f->nstacks;
+	if (is_new && own(f, f->pend_pid, f->pend_id, SP_FOLD_OWN_STACK))
+		return -ENOMEM;
 	st = &f->stacks[f->nstacks++];
 	*st = (struct sp_fold_stack){ .pid = f->pend_pid,
 		.folded = (uint32_t)id, .off = f->pend_off, .n = n,
@@ -512,6 +556,20 @@ static int apply_stack(struct sp_fold *f, const struct sp_st_stack *st)
 	return 0;
 }
 
+/*
+ * The index of fr's identity in frame_keys: the frame it is when below
+ * nframes, else the next one to add.  -ENOMEM.
+ */
+static int64_t frame_key(struct sp_fold *f, const struct sp_fold_frame *fr)
+{
+	char key[128];
+
+	snprintf(key, sizeof(key), "%" PRIx32 ":%" PRIx64 ":%x:%" PRIx32 ":%" PRIx32 ":%" PRIx32 ":%" PRIx32 ":%" PRIx32 ":%" PRIx32,
+		 fr->pid, fr->addr, fr->kind, fr->name, fr->file, fr->module,
+		 fr->line, fr->symbol, fr->decl_line);
+	return sp_strtab_intern(&f->frame_keys, key);
+}
+
 /* The index of the frame fr describes, added on first sight. */
 static int64_t frame_id(struct sp_fold *f, const struct sp_st_frame *fr)
 {
@@ -519,7 +577,7 @@ static int64_t frame_id(struct sp_fold *f, const struct sp_st_frame *fr)
 	uint32_t pid = sf->kind == SP_FK_KERNEL ? 0 : fr->pid;
 	struct sp_fold_frame *nf;
 	int64_t full, name, file, module, symbol, folded, id;
-	char key[128], *shortname = NULL;
+	char *shortname = NULL;
 
 	full = intern(f, sf->function ? sf->function : "");
 	file = intern(f, sf->file);
@@ -537,10 +595,11 @@ static int64_t frame_id(struct sp_fold *f, const struct sp_st_frame *fr)
 		if (name < 0)
 			return -ENOMEM;
 	}
-	snprintf(key, sizeof(key), "%" PRIx32 ":%" PRIx64 ":%x:%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%" PRIx32 ":%" PRIx64 ":%" PRIx32,
-		 pid, sf->addr, sf->kind, (uint64_t)name, (uint64_t)file,
-		 (uint64_t)module, sf->line, (uint64_t)symbol, sf->decl_line);
-	id = sp_strtab_intern(&f->frame_keys, key);
+	id = frame_key(f, &(struct sp_fold_frame){ .pid = pid,
+		.addr = sf->addr, .kind = sf->kind, .name = (uint32_t)name,
+		.file = (uint32_t)file, .module = (uint32_t)module,
+		.line = sf->line, .symbol = (uint32_t)symbol,
+		.decl_line = sf->decl_line });
 	if (id < 0)
 		return id;
 	if ((size_t)id < f->nframes)
@@ -695,6 +754,9 @@ static int apply_sample(struct sp_fold *f, const struct sp_st_sample *sa)
 		if (!pre)
 			return -ENOMEM;
 		pre->val = (uint64_t)id;
+		if (own(f, sa->pid, sa->tid, SP_FOLD_OWN_PREFIX))
+			return -ENOMEM;
+		pre = sp_u64map_find(&f->prefixes, key2(sa->pid, sa->tid));
 	}
 	prefix = (uint32_t)pre->val;
 	cnt = sp_u64map_get(&f->counts, key2(prefix,
@@ -725,6 +787,258 @@ static int apply_sample(struct sp_fold *f, const struct sp_st_sample *sa)
 	return 0;
 }
 
+/* Processes gone */
+
+static struct sp_u64map *owned_table(struct sp_fold *f, uint8_t kind)
+{
+	switch (kind) {
+	case SP_FOLD_OWN_COMM:
+		return &f->comms;
+	case SP_FOLD_OWN_PREFIX:
+		return &f->prefixes;
+	default:
+		return &f->stack_ids;
+	}
+}
+
+/*
+ * Take what pid put in the tables out of them: a later line with its pid
+ * is of another process.  What they pointed to waits for compact().
+ */
+static void apply_gone(struct sp_fold *f, uint32_t pid)
+{
+	struct sp_u64slot *slot = sp_u64map_find(&f->pid_owned, pid);
+	struct sp_fold_space *sp = space_of(f, pid, 0);
+	struct sp_fold_owned *o;
+	size_t i;
+
+	if (slot) {
+		o = &f->owned[slot->val];
+		for (i = 0; i < o->n; i++)
+			sp_u64map_del(owned_table(f, o->ents[i].kind),
+				      key2(pid, o->ents[i].id));
+		f->live_keys -= o->n;
+		f->dead_keys += o->n;
+		free(o->ents);
+		memset(o, 0, sizeof(*o));
+		sp_u64map_del(&f->pid_owned, pid);
+	}
+	if (sp) {
+		f->dead_keys += sp->n;
+		free(sp->maps);
+		memset(sp, 0, sizeof(*sp));
+		sp_u64map_del(&f->spaces, pid);
+	}
+}
+
+/* Copies from one fold into another: old index -> new, NONE not yet. */
+struct copy {
+	struct sp_fold *from, *to;
+	uint32_t *maps, *frames;
+};
+
+/* The string id in to of string id in from; -ENOMEM. */
+static int64_t copy_str(struct copy *c, uint32_t id)
+{
+	return id == SP_FOLD_NONE ? SP_FOLD_NONE :
+	       sp_strtab_intern(&c->to->strs, c->from->strs.strs[id]);
+}
+
+static int64_t copy_map(struct copy *c, uint32_t i)
+{
+	struct sp_fold_map m = c->from->maps[i];
+	int64_t path, bid, id;
+
+	if (c->maps[i] != SP_FOLD_NONE)
+		return c->maps[i];
+	path = copy_str(c, m.path);
+	bid = copy_str(c, m.build_id);
+	if (path < 0 || bid < 0)
+		return -ENOMEM;
+	m.path = (uint32_t)path;
+	m.build_id = (uint32_t)bid;
+	id = add_map(c->to, &m);
+	if (id >= 0)
+		c->maps[i] = (uint32_t)id;
+	return id;
+}
+
+static int64_t copy_frame(struct copy *c, uint32_t i)
+{
+	struct sp_fold_frame fr = c->from->frames[i];
+	int64_t s[6], id, map = SP_FOLD_NONE;
+	size_t k;
+
+	if (c->frames[i] != SP_FOLD_NONE)
+		return c->frames[i];
+	s[0] = copy_str(c, fr.name);
+	s[1] = copy_str(c, fr.full);
+	s[2] = copy_str(c, fr.file);
+	s[3] = copy_str(c, fr.module);
+	s[4] = copy_str(c, fr.symbol);
+	s[5] = copy_str(c, fr.folded);
+	if (fr.map != SP_FOLD_NONE)
+		map = copy_map(c, fr.map);
+	for (k = 0; k < 6; k++)
+		if (s[k] < 0)
+			return -ENOMEM;
+	if (map < 0 || SP_GROW(c->to->frames, c->to->framecap,
+			       c->to->nframes + 1))
+		return -ENOMEM;
+	fr.name = (uint32_t)s[0];
+	fr.full = (uint32_t)s[1];
+	fr.file = (uint32_t)s[2];
+	fr.module = (uint32_t)s[3];
+	fr.symbol = (uint32_t)s[4];
+	fr.folded = (uint32_t)s[5];
+	fr.map = (uint32_t)map;
+	id = frame_key(c->to, &fr);
+	if (id < 0)
+		return id;
+	/* two frames that differed only in what was dropped are one now */
+	if ((size_t)id == c->to->nframes)
+		c->to->frames[c->to->nframes++] = fr;
+	c->frames[i] = (uint32_t)id;
+	return id;
+}
+
+/* The stack of (pid, id) at index i of from, into to. */
+static int copy_stack(struct copy *c, uint32_t pid, uint32_t id, uint32_t i)
+{
+	const struct sp_fold_stack *st = &c->from->stacks[i];
+	struct sp_fold *to = c->to;
+	struct sp_u64slot *slot;
+	int64_t folded, fid;
+	uint32_t k, off = (uint32_t)to->nframe_ids;
+
+	folded = copy_str(c, st->folded);
+	if (folded < 0 || SP_GROW(to->frame_ids, to->frame_idcap,
+				  to->nframe_ids + st->n) ||
+	    SP_GROW(to->stacks, to->stackcap, to->nstacks + 1))
+		return -ENOMEM;
+	for (k = 0; k < st->n; k++) {
+		fid = copy_frame(c, c->from->frame_ids[st->off + k]);
+		if (fid < 0)
+			return -ENOMEM;
+		to->frame_ids[to->nframe_ids++] = (uint32_t)fid;
+	}
+	slot = sp_u64map_get(&to->stack_ids, key2(pid, id), NULL);
+	if (!slot)
+		return -ENOMEM;
+	slot->val = to->nstacks;
+	to->stacks[to->nstacks++] = (struct sp_fold_stack){ .pid = pid,
+		.folded = (uint32_t)folded, .off = off, .n = st->n,
+		.end = st->end };
+	return own(to, pid, id, SP_FOLD_OWN_STACK);
+}
+
+/* What f's tables reach, copied into to (a new fold). */
+static int copy_live(struct copy *c)
+{
+	struct sp_fold *f = c->from, *to = c->to;
+	struct sp_fold_space *sp, *tsp;
+	struct sp_u64slot *slot;
+	int64_t id, m;
+	size_t i, k;
+
+	id = copy_str(c, f->event);
+	if (id < 0)
+		return -ENOMEM;
+	to->event = (uint32_t)id;
+	for (i = 0; i < f->nlabels; i += 2)
+		if (sp_fold_add_label(to, f->strs.strs[f->labels[i]],
+				      f->strs.strs[f->labels[i + 1]]))
+			return -ENOMEM;
+	for (i = 0; i < f->spaces.nslots; i++) {
+		if (!f->spaces.slots[i].used)
+			continue;
+		sp = &f->space[f->spaces.slots[i].val];
+		tsp = space_of(to, (uint32_t)f->spaces.slots[i].key, 1);
+		if (!tsp || SP_GROW(tsp->maps, tsp->cap, sp->n))
+			return -ENOMEM;
+		for (k = 0; k < sp->n; k++) {
+			if ((m = copy_map(c, sp->maps[k])) < 0)
+				return -ENOMEM;
+			tsp->maps[tsp->n++] = (uint32_t)m;
+		}
+	}
+	for (i = 0; i < f->comms.nslots; i++) {
+		slot = &f->comms.slots[i];
+		if (!slot->used)
+			continue;
+		if ((id = copy_str(c, (uint32_t)slot->val)) < 0)
+			return -ENOMEM;
+		if (!(slot = sp_u64map_get(&to->comms, f->comms.slots[i].key,
+					   NULL)))
+			return -ENOMEM;
+		slot->val = (uint64_t)id;
+		if (own(to, (uint32_t)(slot->key >> 32), (uint32_t)slot->key,
+			SP_FOLD_OWN_COMM))
+			return -ENOMEM;
+	}
+	/* the prefixes are made again from the names, at the next sample */
+	for (i = 0; i < f->stack_ids.nslots; i++) {
+		slot = &f->stack_ids.slots[i];
+		if (slot->used &&
+		    copy_stack(c, (uint32_t)(slot->key >> 32),
+			       (uint32_t)slot->key, (uint32_t)slot->val))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Between profiles (no count, no stack half read): once the processes
+ * gone have let go of as much as the live ones hold, copy what is
+ * reachable into a new fold and free the rest.  Memory stays within about
+ * twice what the live processes need, and each thing is copied a bounded
+ * number of times on average.  Out of memory, f stays as it was.
+ */
+static void compact(struct sp_fold *f)
+{
+	struct sp_fold *to;
+	struct copy c = { .from = f };
+	int r = -ENOMEM;
+
+	if (f->pending || f->nsamples_seen || f->dead_keys < 1024 ||
+	    f->dead_keys < f->live_keys)
+		return;
+	to = sp_fold_new(f->flags);
+	c.to = to;
+	c.maps = f->nmaps ? malloc(f->nmaps * sizeof(*c.maps)) : NULL;
+	c.frames = f->nframes ? malloc(f->nframes * sizeof(*c.frames)) : NULL;
+	if (to && (c.maps || !f->nmaps) && (c.frames || !f->nframes)) {
+		if (f->nmaps)
+			memset(c.maps, 0xff, f->nmaps * sizeof(*c.maps));
+		if (f->nframes)
+			memset(c.frames, 0xff, f->nframes * sizeof(*c.frames));
+		r = copy_live(&c);
+	}
+	free(c.maps);
+	free(c.frames);
+	if (r) {
+		sp_fold_free(to);
+		return;
+	}
+	to->freq = f->freq;
+	to->event_value = f->event_value;
+	to->have_start = f->have_start;
+	to->start_time = f->start_time;
+	to->start_realtime = f->start_realtime;
+	to->duration_ns = f->duration_ns;
+	to->range_start = f->range_start;
+	to->range_end = f->range_end;
+	to->compactions = f->compactions + 1;
+	release(f);
+	*f = *to;
+	free(to);
+}
+
+uint64_t sp_fold_compactions(const struct sp_fold *f)
+{
+	return f->compactions;
+}
+
 int sp_fold_apply(struct sp_fold *f, const struct sp_st_rec *rec)
 {
 	if (f->pending && rec->type != SP_ST_FRAME &&
@@ -751,6 +1065,9 @@ int sp_fold_apply(struct sp_fold *f, const struct sp_st_rec *rec)
 		return apply_sample(f, &rec->u.sample);
 	case SP_ST_SUMMARY:
 		f->duration_ns = rec->u.summary.duration_ns;
+		return 0;
+	case SP_ST_GONE:
+		apply_gone(f, rec->u.gone.pid);
 		return 0;
 	default:
 		return 0;

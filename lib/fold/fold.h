@@ -74,8 +74,13 @@ void sp_fold_set_range(struct sp_fold *f, uint64_t start, uint64_t end);
 /*
  * Forget the counts, keep what the stream defined (threads' names,
  * mappings, stacks): the next profile counts the samples that come next.
+ * What only processes gone (the stream's gone lines) used is freed here,
+ * once there is as much of it as of what the live ones use.
  */
 void sp_fold_clear_counts(struct sp_fold *f);
+
+/* How many times clearing the counts freed what processes gone left. */
+uint64_t sp_fold_compactions(const struct sp_fold *f);
 
 /*
  * A label every sample of a pprof profile carries (key=value, copied), as

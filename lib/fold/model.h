@@ -83,6 +83,20 @@ struct sp_fold_thread {
 	uint64_t count, weight;
 };
 
+/* A key a process put in a table (kind SP_FOLD_OWN_*), its pid aside. */
+struct sp_fold_own {
+	uint32_t id;		/* tid, or stack ID */
+	uint8_t kind;
+};
+
+enum { SP_FOLD_OWN_COMM, SP_FOLD_OWN_PREFIX, SP_FOLD_OWN_STACK };
+
+/* The keys of one process, to take out when it is gone. */
+struct sp_fold_owned {
+	struct sp_fold_own *ents;
+	size_t n, cap;
+};
+
 struct sp_fold {
 	unsigned flags;
 	struct sp_strtab strs;	/* every string: names, files, comms, stacks */
@@ -134,6 +148,18 @@ struct sp_fold {
 	uint64_t total;			/* samples, or weights with SP_FOLD_WEIGHT */
 	uint64_t ends[SP_END_MAX + 1];	/* of total, by stack end */
 	uint64_t nsamples_seen, weight_seen;
+
+	/*
+	 * Processes the stream says are gone (its gone lines) are taken out
+	 * of comms, prefixes, stack_ids and spaces at once; what only they
+	 * used (stacks, frames, mappings, strings) stays in the arrays until
+	 * a compaction copies what is still reachable into a new fold.
+	 */
+	struct sp_u64map pid_owned;	/* pid -> index into owned */
+	struct sp_fold_owned *owned;
+	size_t nowned, ownedcap;
+	uint64_t live_keys, dead_keys;	/* held by live processes; let go */
+	uint64_t compactions;
 
 	/* the stack whose frame lines are arriving */
 	int pending;

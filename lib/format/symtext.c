@@ -20,6 +20,7 @@ static const char *const type_names[] = {
 	[SP_ST_SUMMARY] = "summary",
 	[SP_ST_START] = "start",
 	[SP_ST_MAP] = "map",
+	[SP_ST_GONE] = "gone",
 };
 
 #define NTYPES (sizeof(type_names) / sizeof(type_names[0]))
@@ -167,6 +168,9 @@ int sp_st_write(struct sp_out *out, const struct sp_st_rec *rec)
 	case SP_ST_START:
 		return sp_out_printf(out, "start\t%" PRIu64 "\t%" PRIu64 "\n",
 				     rec->u.start.time, rec->u.start.realtime);
+	case SP_ST_GONE:
+		return sp_out_printf(out, "gone\t%" PRIu64 "\t%" PRIu32 "\n",
+				     rec->u.gone.time, rec->u.gone.pid);
 	case SP_ST_MAP:
 		r = sp_out_printf(out, "map\t%" PRIu64 "\t%" PRIu32 "\t0x%"
 				  PRIx64 "\t0x%" PRIx64 "\t0x%" PRIx64 "\t",
@@ -526,6 +530,14 @@ const char *sp_st_parse(char *line, size_t len, struct sp_st_rec *rec)
 		return NULL;
 	case SP_ST_MAP:
 		return parse_map(f, nf, &rec->u.map);
+	case SP_ST_GONE:
+		if (nf < 3)
+			return "need 3 fields";
+		if (parse_u64(f[1], 10, &rec->u.gone.time))
+			return "TIME is not a number";
+		if (parse_u32(f[2], &rec->u.gone.pid))
+			return "PID is not a number";
+		return NULL;
 	default:
 		return "unknown record";
 	}

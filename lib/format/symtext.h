@@ -14,7 +14,8 @@
  * unwound stream.  docs/streams.md is the grammar:
  *
  *	stream  = magic-line *record summary-line
- *	record  = event / comm / stack 1*frame / sample / lost / comment
+ *	record  = event / comm / stack 1*frame / sample / lost / map / gone /
+ *		  comment
  */
 #ifndef SP_SYMTEXT_H
 #define SP_SYMTEXT_H
@@ -39,6 +40,7 @@ enum sp_st_type {
 	SP_ST_UNKNOWN,		/* a line of a kind this version does not know */
 	SP_ST_START,		/* when the recording began, on both clocks */
 	SP_ST_MAP,		/* an executable mapping of a process */
+	SP_ST_GONE,		/* a process ended: nothing later refers to it */
 };
 
 struct sp_st_event {
@@ -104,6 +106,17 @@ struct sp_st_map {
 	const char *path;
 };
 
+/*
+ * Process pid has ended and its stacks, threads and mappings are done
+ * with: no later line refers to them, and a later line with its pid is of
+ * another process (which defines its own).  time is when the writer let
+ * it go, after its last sample.
+ */
+struct sp_st_gone {
+	uint64_t time;
+	uint32_t pid;
+};
+
 /* Keys a writer emits; a reader keeps the ones it knows, others are 0. */
 struct sp_st_summary {
 	uint64_t samples, lost, stacks;
@@ -130,6 +143,7 @@ struct sp_st_rec {
 		struct sp_st_summary summary;
 		struct sp_st_start start;
 		struct sp_st_map map;
+		struct sp_st_gone gone;
 	} u;
 };
 

@@ -225,6 +225,8 @@ struct sp_symbolizer {
 	struct src_jitdump jitdump;
 	struct src_perfmap perfmap;
 	struct sym_missing missing;
+	void (*on_gone)(void *arg, uint32_t pid);
+	void *gone_arg;
 };
 
 /*

@@ -176,6 +176,15 @@ static void forget_proc(void *arg, struct sp_proc *proc)
 	sp_u64map_del(&s->threads, key2(pid, pid));
 	src_perfmap_forget(s, pid);
 	src_jitdump_forget(s, pid);
+	if (s->on_gone)
+		s->on_gone(s->gone_arg, pid);
+}
+
+void sp_symbolizer_on_gone(struct sp_symbolizer *s,
+			   void (*fn)(void *arg, uint32_t pid), void *arg)
+{
+	s->on_gone = fn;
+	s->gone_arg = arg;
 }
 
 struct sp_procs *sp_symbolizer_procs(const struct sp_symbolizer *s)

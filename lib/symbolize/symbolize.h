@@ -47,6 +47,13 @@ struct sp_symbolizer *sp_symbolizer_new(struct sp_procs *procs);
 
 /* The process table the symbolizer was made over. */
 struct sp_procs *sp_symbolizer_procs(const struct sp_symbolizer *s);
+
+/*
+ * Call fn(arg, pid) each time the symbolizer has forgotten process pid,
+ * from within the record applied (NULL: no one).
+ */
+void sp_symbolizer_on_gone(struct sp_symbolizer *s,
+			   void (*fn)(void *arg, uint32_t pid), void *arg);
 void sp_symbolizer_free(struct sp_symbolizer *s);
 
 /*

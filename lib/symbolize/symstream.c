@@ -18,8 +18,41 @@ struct sp_symstream {
 	uint64_t no_build_id;	/* samples of SP_STACK_NO_BUILDID stacks */
 	int unproven;		/* a version 1 stream: end 0 proves nothing */
 	int have_summary;
+	uint64_t time;		/* of the record being applied */
+	int gone_err;		/* the first error of a gone line */
 	char error[96];
 };
+
+/* The symbolizer forgot pid: the readers of the stream may too. */
+static void gone(void *arg, uint32_t pid)
+{
+	struct sp_symstream *ss = arg;
+	struct sp_st_rec rec;
+	int r;
+
+	if (ss->gone_err)
+		return;
+	rec.type = SP_ST_GONE;
+	rec.u.gone = (struct sp_st_gone){ .time = ss->time, .pid = pid };
+	if ((r = ss->emit(ss->arg, &rec)))
+		ss->gone_err = r;
+}
+
+/*
+ * Apply h (MMAP, COMM, FORK, EXIT, IMAGE: each has its time first) to the
+ * symbolizer, writing a gone line for each process it forgets.
+ */
+static int apply(struct sp_symstream *ss, const struct sp_rec_hdr *h,
+		 struct sp_st_comm *comm)
+{
+	int r;
+
+	ss->time = ((const struct sp_task_rec *)h)->time;
+	r = sp_symbolizer_apply(ss->sym, h, comm);
+	if (ss->gone_err)
+		return ss->gone_err;
+	return r;
+}
 
 struct sp_symstream *sp_symstream_new(struct sp_symbolizer *sym,
 				      sp_symstream_emit_fn *emit, void *arg)
@@ -31,11 +64,15 @@ struct sp_symstream *sp_symstream_new(struct sp_symbolizer *sym,
 	ss->sym = sym;
 	ss->emit = emit;
 	ss->arg = arg;
+	sp_symbolizer_on_gone(sym, gone, ss);
 	return ss;
 }
 
 void sp_symstream_free(struct sp_symstream *ss)
 {
+	if (!ss)
+		return;
+	sp_symbolizer_on_gone(ss->sym, NULL, NULL);
 	free(ss);
 }
 
@@ -176,7 +213,7 @@ int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 	case SP_REC_MMAP:
 		if ((bad = sp_rec_check_common(h)))
 			return refuse(ss, bad);
-		r = sp_symbolizer_apply(ss->sym, h, &rec.u.comm);
+		r = apply(ss, h, &rec.u.comm);
 		if (r < 0)
 			return r;
 		return emit_maps(ss, h);
@@ -186,7 +223,7 @@ int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 	case SP_REC_IMAGE:
 		if ((bad = sp_rec_check_common(h)))
 			return refuse(ss, bad);
-		r = sp_symbolizer_apply(ss->sym, h, &rec.u.comm);
+		r = apply(ss, h, &rec.u.comm);
 		if (r < 0)
 			return r;
 		if (r > 0) {

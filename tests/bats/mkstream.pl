@@ -26,8 +26,8 @@ while (my $l = <STDIN>) {
 		my $b = defined $bid ? pack('H*', $bid) : '';
 		$out .= rec(2, pack('QLLQQQLLQQLLLCa3a24', 1, $pid, $pid, hx($start), hx($len), hx($pgoff),
 			0, 0, 0, 0, $prot, 2, 0, length($b), '', $b) . $fn); }
-	elsif ($k eq 'fork') { my ($pid, $ppid, $tid, $ptid) = @f;
-		$out .= rec(4, pack('QLLLLLL', 2, $pid, $ppid, $tid, $ptid, 0, 0)); }
+	elsif ($k eq 'fork' || $k eq 'exit') { my ($pid, $ppid, $tid, $ptid, $time) = @f;	# [TIME]
+		$out .= rec($k eq 'fork' ? 4 : 5, pack('QLLLLLL', $time // 2, $pid, $ppid, $tid, $ptid, 0, 0)); }
 	elsif ($k eq 'samples') { my ($n, $pid, $id) = @f;	# N PID ID: N samples of one stack
 		$out .= rec(1, pack('QLLLLQ', $_, $pid, $pid, 0, $id, 1000)) for 1 .. $n; }
 	elsif ($k eq 'lost') { $out .= rec(6, pack('QQQ', 3, 0, $f[0])); }

@@ -87,6 +87,49 @@ EOF_IN
 200${tab}0x400000${tab}0x410000${tab}0x0${tab}0a0b0c${tab}$D/prog"
 }
 
+@test "sp-symbolize: a gone line for each process it lets go, after its last line, before its pid's next process" {
+	mkstream "$T/in.unw" <<EOF_IN
+header cpu-clock freq 99
+comm 100 100 prog exec
+mmap 100 0x400000 0x10000 0 5 $D/prog
+fork 200 100 200 100 10
+stack 200 1 complete - 0x401000
+sample 20 200 200 1
+fork 200 200 201 200 30
+exit 200 200 201 200 40
+exit 200 100 200 100 50
+fork 300 100 300 100 60
+exit 300 100 300 100 70
+fork 300 100 300 100 80
+stack 300 1 complete - 0x401000
+sample 90 300 300 1
+fork 400 100 400 100 1000000051
+stack 100 1 complete - 0x401000
+sample 1000000060 100 100 1
+summary 3 0
+EOF_IN
+	symbolize -o "$T/out" "$T/in.unw"
+	[[ $status == 0 ]] || fail "exit $status: $stderr"
+	# 200 ended at 50 and went a second later; 300's pid was given to a
+	# new process at once; 100 and the new 300 live on
+	run grep '^gone' "$T/out"
+	assert_output $'gone\t80\t300\ngone\t1000000051\t200'
+	# after a gone line no stack, frame or sample of its pid until a new
+	# process has it (its comm and map lines, at its fork)
+	awk -F'\t' '$1 == "gone" { g[$3] = 1; next }
+		$1 == "comm" || $1 == "map" { delete g[$3]; next }
+		($1 == "sample" ? $3 : $2) in g { print "after gone: " $0; bad = 1 }
+		END { exit bad }' "$T/out" || fail "$(cat "$T/out")"
+	grep -n $'^map\t80\t300\t' "$T/out" | cut -d: -f1 >"$T/map300"
+	[[ $(grep -n $'^gone\t80\t300$' "$T/out" | cut -d: -f1) -lt $(cat "$T/map300") ]] ||
+		fail "the new 300's map line came before the old one's gone line: $(cat "$T/out")"
+	# a reader that keeps nothing per process folds it alike without them
+	"$SP_FOLD" --pid <"$T/out" >"$T/with"
+	grep -v '^gone' "$T/out" | "$SP_FOLD" --pid >"$T/without"
+	cmp "$T/with" "$T/without" || fail "$(diff "$T/with" "$T/without")"
+	assert_equal "$(wc -l <"$T/with")" 3
+}
+
 @test "sp-symbolize names ELF, kernel, perf-map and unmapped frames" {
 	local leaf main start
 	leaf=$(nm_addr leaf_fn) main=$(nm_addr main) start=$(nm_addr _start)

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* test-fold.c: name sanitising, folding, sorting and prefixes. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fold/fold.h"
+#include "fold/model.h"
 #include "unit.h"
 
 static char tmp[] = "/tmp/test-fold.XXXXXX";
@@ -271,6 +273,85 @@ static void test_top(void)
 	free(s);
 }
 
+/* Parse one line of symbolized text and fold it; 0 or the error. */
+static int feed(struct sp_fold *f, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int feed(struct sp_fold *f, const char *fmt, ...)
+{
+	struct sp_st_rec rec;
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (sp_st_parse(line, strlen(line), &rec))
+		return -EINVAL;
+	return sp_fold_apply(f, &rec);
+}
+
+/*
+ * Processes come, are sampled and go, their pids reused, between profiles
+ * cleared as sp-fold --every clears them: what the gone ones left is
+ * freed, and what the live ones defined before still serves.
+ */
+static void test_gone(void)
+{
+	struct sp_fold *f = sp_fold_new(SP_FOLD_SAMPLES);
+	struct sp_out *out;
+	uint32_t pid;
+	int i, bad = 0;
+	char *buf;
+	FILE *fp;
+	long len;
+
+	bad |= feed(f, "event\tcpu-clock\tfreq\t99");
+	bad |= feed(f, "comm\t0\t1000\t1000\tkeeper\t-");
+	bad |= feed(f, "map\t0\t1000\t0x1000\t0x2000\t0x0\t-\t/k");
+	bad |= feed(f, "stack\t1000\t1\t2\tcomplete");
+	bad |= feed(f, "frame\t1000\t1\t0\tnative\tsymtab\t-\t0x1100\tkleaf\t/k\t-\t-");
+	bad |= feed(f, "frame\t1000\t1\t1\tnative\tsymtab\t-\t0x1010\tmain\t/k\t-\t-");
+	for (i = 0; i < 3000 && !bad; i++) {
+		pid = 2000 + (uint32_t)(i % 500);
+		bad |= feed(f, "comm\t%d\t%u\t%u\tproc\t-", i, pid, pid);
+		bad |= feed(f, "map\t%d\t%u\t0x4000\t0x5000\t0x0\t-\t/p%d", i, pid, i);
+		bad |= feed(f, "stack\t%u\t1\t2\tcomplete", pid);
+		bad |= feed(f, "frame\t%u\t1\t0\tnative\tsymtab\t-\t0x4100\twork%d\t/p%d\t-\t-", pid, i, i);
+		bad |= feed(f, "frame\t%u\t1\t1\tnative\tsymtab\t-\t0x4010\tmain\t/p%d\t-\t-", pid, i);
+		bad |= feed(f, "sample\t%d\t%u\t%u\t0\t1\t1", i, pid, pid);
+		bad |= feed(f, "gone\t%d\t%u", i, pid);
+		if (i % 100 == 99)
+			sp_fold_clear_counts(f);
+	}
+	CHECK(!bad);
+	CHECK(sp_fold_compactions(f) > 0);
+	/* of 3,001 stacks defined, those of the processes alive stay */
+	CHECK(f->nstacks < 1000 && f->nframes < 2000 && f->nmaps < 1000);
+	/* defined before every compaction, sampled after */
+	CHECK(feed(f, "sample\t5000\t1000\t1000\t0\t1\t1") == 0);
+	/* a pid gone and back: the new process's own stack */
+	CHECK(feed(f, "comm\t5001\t2000\t2000\tnew\t-") == 0);
+	CHECK(feed(f, "stack\t2000\t1\t1\tcomplete") == 0);
+	CHECK(feed(f, "frame\t2000\t1\t0\tnative\tsymtab\t-\t0x4100\tfresh\t/q\t-\t-") == 0);
+	CHECK(feed(f, "sample\t5002\t2000\t2000\t0\t1\t1") == 0);
+	/* a gone process's stack is undefined from then on */
+	CHECK(feed(f, "sample\t5003\t2499\t2499\t0\t1\t1") == -EINVAL);
+	out = sp_out_open(tmp, 0);
+	CHECK(sp_fold_write(f, out) == 0);
+	CHECK(sp_out_close(out) == 0);
+	sp_fold_free(f);
+	fp = fopen(tmp, "r");
+	fseek(fp, 0, SEEK_END);
+	len = ftell(fp);
+	rewind(fp);
+	buf = calloc(1, (size_t)len + 1);
+	CHECK(fread(buf, 1, (size_t)len, fp) == (size_t)len);
+	fclose(fp);
+	CHECK_STR(buf, "keeper;main;kleaf 1\nnew;fresh 1\n");
+	free(buf);
+}
+
 int main(void)
 {
 	int fd = mkstemp(tmp);
@@ -283,6 +364,7 @@ int main(void)
 	test_sorting();
 	test_grammar_errors();
 	test_top();
+	test_gone();
 	unlink(tmp);
 	return unit_done("test-fold");
 }

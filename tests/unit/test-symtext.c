@@ -197,6 +197,19 @@ static void test_start_map(void)
 		  "BUILDID is not lowercase hex");
 	CHECK_STR(parse("map\t5\t10\t0x1000\t0x3000\t0x0\tabc\t/a", &back),
 		  "BUILDID is not lowercase hex");
+
+	/* a process gone */
+	recs[0].type = SP_ST_GONE;
+	recs[0].u.gone = (struct sp_st_gone){ .time = 77, .pid = 4242 };
+	text = write_all(recs, 1, 0);
+	CHECK_STR(text, "gone\t77\t4242\n");
+	free(text);
+	CHECK(parse("gone\t77\t4242", &back) == NULL);
+	CHECK(back.type == SP_ST_GONE && back.u.gone.time == 77 &&
+	      back.u.gone.pid == 4242);
+	CHECK_STR(parse("gone\t77", &back), "need 3 fields");
+	CHECK_STR(parse("gone\t77\t-1", &back), "PID is not a number");
+	CHECK_STR(parse("gone\tnow\t1", &back), "TIME is not a number");
 }
 
 static void test_parse_errors(void)
