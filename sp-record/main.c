@@ -66,7 +66,8 @@ static void on_child(int sig)
 static void usage(void)
 {
 	printf("usage: %s -p PID[,PID...] [--attach stop|live] [options]\n"
-	       "       %s -a [--comm NAME[,NAME...]] [--cgroup DIR] [--include-self] [options]\n"
+	       "       %s -a [-p PID,...] [--tid TID,...] [--comm NAME,...] [--cgroup DIR]\n"
+	       "             [--include-self] [options]\n"
 	       "       %s [options] [--timeout SECONDS] [--command-stdout FILE] -- COMMAND [ARGS...]\n"
 	       "       %s -h | -V\n"
 	       "\n"
@@ -74,12 +75,15 @@ static void usage(void)
 	       "its exec, and the threads and children they create, with perf_event_open(2);\n"
 	       "write the raw stream for sp-unwind.\n"
 	       "\n"
-	       "  -p, --pid PID[,PID...]   processes to sample\n"
+	       "  -p, --pid PID[,PID...]   processes to sample (with -a: to keep, and the\n"
+	       "                           processes they start)\n"
 	       "      --attach MODE        stop: pause every thread for the milliseconds of\n"
 	       "                           attaching (default); live: do not pause\n"
 	       "  -a, --all-cpus           every process of the host, those started later too\n"
 	       "                           (root, CAP_PERFMON or perf_event_paranoid <= 0);\n"
 	       "                           not sp-record and the pipeline it writes into\n"
+	       "      --tid TID[,TID...]   with -a: only these threads (and those they\n"
+	       "                           start), besides the processes of -p\n"
 	       "      --comm NAME[,NAME...]  with -a: only threads of these names\n"
 	       "      --cgroup DIR         with -a: only the tasks of this cgroup, by its\n"
 	       "                           directory (/sys/fs/cgroup/...)\n"
@@ -144,6 +148,26 @@ static void add_pids(char *list)
 		sp_usage_error("invalid pid '%s': must be 1..%u", list, MAX_PID);
 }
 
+/* TID[,TID...]: thread ids. */
+static void check_tids(const char *list)
+{
+	char buf[32];
+	const char *p = list, *why;
+	uint64_t v;
+	size_t len;
+
+	for (;; p += len + 1) {
+		len = strcspn(p, ",");
+		snprintf(buf, sizeof(buf), "%.*s", (int)(len < 31 ? len : 31), p);
+		why = len < 31 ? sp_parse_u64(buf, 1, MAX_PID, &v) : "too long";
+		if (why)
+			sp_usage_error("invalid thread id '%.*s' in --tid: %s",
+				       (int)len, p, why);
+		if (!p[len])
+			break;
+	}
+}
+
 /* NAME[,NAME...]: names as the kernel keeps them, 1..15 bytes. */
 static void check_comms(const char *list)
 {
@@ -165,11 +189,13 @@ static void parse_options(int argc, char **argv)
 {
 	enum { OPT_STACK = 256, OPT_NO_KERNEL, OPT_ATTACH, OPT_TIMEOUT,
 	       OPT_CMD_STDOUT, OPT_CACHE_DIR, OPT_CACHE_SIZE, OPT_NO_CACHE };
-	enum { OPT_STACK_TAIL = 512, OPT_COMM, OPT_CGROUP, OPT_INCLUDE_SELF };
+	enum { OPT_STACK_TAIL = 512, OPT_COMM, OPT_CGROUP, OPT_INCLUDE_SELF,
+	       OPT_TID };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "tid", required_argument, NULL, OPT_TID },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "include-self", no_argument, NULL, OPT_INCLUDE_SELF },
 		{ "attach", required_argument, NULL, OPT_ATTACH },
@@ -205,6 +231,10 @@ static void parse_options(int argc, char **argv)
 			break;
 		case 'a':
 			opt.all = 1;
+			break;
+		case OPT_TID:
+			check_tids(optarg);
+			opt.rec.tids = optarg;
 			break;
 		case OPT_COMM:
 			check_comms(optarg);
@@ -312,11 +342,9 @@ static void parse_options(int argc, char **argv)
 		opt.command = argv + optind;
 	if (!opt.npids && !opt.command && !opt.all)
 		sp_usage_error("no process to sample: give -p PID, -a or a COMMAND");
-	if (opt.all && opt.npids)
-		sp_usage_error("-a and -p: the whole host has every process already");
 	if (!opt.all && (opt.rec.comms || opt.rec.cgroup ||
-			 opt.rec.include_self))
-		sp_usage_error("--comm, --cgroup and --include-self choose among the processes of -a");
+			 opt.rec.include_self || opt.rec.tids))
+		sp_usage_error("--tid, --comm, --cgroup and --include-self choose among the processes of -a");
 	if (opt.all && opt.attach_given)
 		sp_usage_error("--attach is for -p: -a pauses nothing");
 	if (opt.command && opt.attach_given)
@@ -497,9 +525,11 @@ static void end_recording(int *lost)
 		if (st.lost)
 			report_cpu_lost();
 		if (st.filtered)
-			sp_warn("%llu samples not written: of sp-record and the pipeline it writes into%s",
+			sp_warn("%llu samples not written: of sp-record and the pipeline it writes into%s%s",
 				(unsigned long long)st.filtered,
-				opt.rec.comms ? " or of threads not named by --comm" : "");
+				opt.rec.comms ? " or of threads not named by --comm" : "",
+				opt.npids || opt.rec.tids ?
+				" or of what -p and --tid do not name" : "");
 	}
 	report_kept(&st);
 	sp_recorder_free(rec);

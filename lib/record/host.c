@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +36,14 @@ void rec_host_release(struct rec_host *h)
 	if (h->on && h->cgroup_fd >= 0)
 		close(h->cgroup_fd);
 	free(h->comms);
+	free(h->pick_pids);
+	free(h->pick_tids);
 	sp_u64map_release(&h->pipes);
 	memset(h, 0, sizeof(*h));
 	h->cgroup_fd = -1;
 }
+
+static int cmp_pid(const void *a, const void *b);
 
 static int parse_comms(struct sp_recorder *r, const char *list)
 {
@@ -74,7 +79,54 @@ static uint64_t pipe_key(const struct stat *st)
 	return sp_hash_bytes(k, sizeof(k)) | 1;
 }
 
-int rec_host_setup(struct sp_recorder *r)
+/*
+ * The processes (-p) and threads (--tid) to keep, ascending; each must
+ * exist now.  0 or -errno.
+ */
+static int pick(struct sp_recorder *r, const pid_t *pids, size_t n)
+{
+	struct rec_host *h = &r->host;
+	const char *p = r->o.tids;
+	size_t i, cap = 1;
+	char *end;
+	long v;
+
+	h->picking = n || p;
+	if (n && !(h->pick_pids = malloc(n * sizeof(*pids))))
+		return sp_err_set(&r->err, -ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
+		if (!sp_procfs_alive(pids[i]))
+			return sp_err_set(&r->err, -ESRCH, "no such process %d",
+					  (int)pids[i]);
+		h->pick_pids[h->npick_pids++] = pids[i];
+	}
+	if (n)
+		qsort(h->pick_pids, n, sizeof(*pids), cmp_pid);
+	if (!p)
+		return 0;
+	for (; *p; p++)
+		cap += *p == ',';
+	if (!(h->pick_tids = calloc(cap, sizeof(*h->pick_tids))))
+		return sp_err_set(&r->err, -ENOMEM, "out of memory");
+	for (p = r->o.tids; ; p = end + 1) {
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || v < 1 || v > INT32_MAX ||
+		    (*end && *end != ','))
+			return sp_err_set(&r->err, -EINVAL, "invalid thread id in '%s'",
+					  r->o.tids);
+		if (!sp_procfs_alive((pid_t)v))
+			return sp_err_set(&r->err, -ESRCH, "no such thread %ld",
+					  v);
+		h->pick_tids[h->npick_tids++] = (pid_t)v;
+		if (!*end)
+			break;
+	}
+	qsort(h->pick_tids, h->npick_tids, sizeof(pid_t), cmp_pid);
+	return 0;
+}
+
+int rec_host_setup(struct sp_recorder *r, const pid_t *pids, size_t n)
 {
 	struct rec_host *h = &r->host;
 	int e;
@@ -82,10 +134,12 @@ int rec_host_setup(struct sp_recorder *r)
 	h->cgroup_fd = -1;
 	h->on = r->o.attach == SP_RECORD_ATTACH_HOST;
 	if (!h->on) {
-		if (r->o.cgroup || r->o.comms)
-			return sp_err_set(&r->err, -EINVAL, "a cgroup or thread names filter the whole host only");
+		if (r->o.cgroup || r->o.comms || r->o.tids)
+			return sp_err_set(&r->err, -EINVAL, "a cgroup, thread names or thread ids filter the whole host only");
 		return 0;
 	}
+	if ((e = pick(r, pids, n)))
+		return e;
 	if (r->o.comms && (e = parse_comms(r, r->o.comms)))
 		return e;
 	if (r->o.cgroup) {
@@ -145,37 +199,47 @@ static int cmp_pid(const void *a, const void *b)
 }
 
 /*
- * The processes of the pipeline among pids (ascending), whose parents are
- * in ppids: the recorder, those reading the pipeline's pipes, and their
- * children (a shell's background job reads /dev/null, not the pipe),
- * until no more join.  1 in own[i] for each.  0 or -ENOMEM.
+ * Mark in mark[] the processes among pids (ascending), whose parents are
+ * in ppids, that seed(h, pid) names (1; -ENOMEM) and their descendants,
+ * until no more join.  0 or -ENOMEM.
  */
-static int find_pipeline(struct rec_host *h, const pid_t *pids,
-			 const pid_t *ppids, size_t n, uint8_t *own)
+static int spread(struct rec_host *h, const pid_t *pids, const pid_t *ppids,
+		  size_t n, uint8_t *mark, int (*seed)(struct rec_host *, pid_t))
 {
 	size_t i, joined;
 	int e;
 
-	if (!h->self)
-		return 0;
 	do {
 		joined = 0;
 		for (i = 0; i < n; i++) {
 			const pid_t *parent;
 
-			if (own[i])
+			if (mark[i])
 				continue;
 			parent = bsearch(&ppids[i], pids, n, sizeof(*pids),
 					 cmp_pid);
-			if (pids[i] == h->self || (parent && own[parent - pids]))
+			if (parent && mark[parent - pids])
 				e = 1;
-			else if ((e = joins_pipeline(h, pids[i])) < 0)
+			else if ((e = seed(h, pids[i])) < 0)
 				return e;
-			own[i] = (uint8_t)e;
+			mark[i] = (uint8_t)e;
 			joined += (size_t)e;
 		}
 	} while (joined);
 	return 0;
+}
+
+/* The recorder, and those reading the pipeline's pipes. */
+static int pipeline_seed(struct rec_host *h, pid_t pid)
+{
+	return pid == h->self ? 1 : joins_pipeline(h, pid);
+}
+
+/* A process -p names. */
+static int picked_seed(struct rec_host *h, pid_t pid)
+{
+	return bsearch(&pid, h->pick_pids, h->npick_pids, sizeof(pid_t),
+		       cmp_pid) != NULL;
 }
 
 static int named(const struct rec_host *h, const char *comm)
@@ -195,7 +259,8 @@ int rec_host_wants(struct sp_recorder *r, uint32_t tid)
 	if (!r->host.on)
 		return 1;
 	f = rec_thread_flags(r, tid);
-	if ((f & REC_ID_OWN) || (r->host.ncomms && !(f & REC_ID_NAMED))) {
+	if ((f & REC_ID_OWN) || (r->host.ncomms && !(f & REC_ID_NAMED)) ||
+	    (r->host.picking && !(f & REC_ID_PICKED))) {
 		r->host.filtered++;
 		return 0;
 	}
@@ -208,9 +273,10 @@ int rec_host_fork(struct sp_recorder *r, uint32_t tid, uint32_t ptid)
 
 	if (!r->host.on)
 		return 0;
-	f = rec_thread_flags(r, ptid) & (REC_ID_OWN | REC_ID_NAMED);
+	f = rec_thread_flags(r, ptid) &
+	    (REC_ID_OWN | REC_ID_NAMED | REC_ID_PICKED);
 	/* a tid used again: nothing of the last one's carries over */
-	if (rec_set_flags(r, tid, REC_ID_OWN | REC_ID_NAMED, 0))
+	if (rec_set_flags(r, tid, REC_ID_OWN | REC_ID_NAMED | REC_ID_PICKED, 0))
 		return -ENOMEM;
 	return f ? rec_set_flags(r, tid, f, 1) : 0;
 }
@@ -232,9 +298,16 @@ int rec_host_comm(struct sp_recorder *r, uint32_t pid, uint32_t tid,
 	return rec_set_flags(r, tid, REC_ID_NAMED, named(&r->host, comm));
 }
 
+/* A thread --tid names. */
+static int picked_thread(const struct rec_host *h, pid_t tid)
+{
+	return h->npick_tids && bsearch(&tid, h->pick_tids, h->npick_tids, sizeof(pid_t),
+		       cmp_pid) != NULL;
+}
+
 /* One process as /proc has it now; one that has gone is skipped. */
 static int existing_process(struct sp_recorder *r, pid_t pid, pid_t ppid,
-			    int own)
+			    int own, int picked)
 {
 	struct rec_host *h = &r->host;
 	pid_t *tids;
@@ -248,7 +321,9 @@ static int existing_process(struct sp_recorder *r, pid_t pid, pid_t ppid,
 		char comm[16];
 		int have = sp_procfs_comm(pid, tids[i], comm) == 0;
 		uint8_t f = (uint8_t)((own ? REC_ID_OWN : 0) |
-				      (have && named(h, comm) ? REC_ID_NAMED : 0));
+				      (have && named(h, comm) ? REC_ID_NAMED : 0) |
+				      (picked || picked_thread(h, tids[i]) ?
+				       REC_ID_PICKED : 0));
 
 		if (rec_note_ids(r, (uint32_t)pid, (uint32_t)tids[i], f)) {
 			e = -ENOMEM;
@@ -270,7 +345,7 @@ static int existing_process(struct sp_recorder *r, pid_t pid, pid_t ppid,
 int rec_host_existing(struct sp_recorder *r)
 {
 	pid_t *pids, *ppids, tgid;
-	uint8_t *own;
+	uint8_t *own, *picked;
 	size_t n, i;
 	int e = sp_procfs_pids(&pids, &n);
 
@@ -278,19 +353,23 @@ int rec_host_existing(struct sp_recorder *r)
 		return sp_err_set(&r->err, e, "cannot list /proc: %s",
 				  strerror(-e));
 	own = calloc(n + 1, 1);
+	picked = calloc(n + 1, 1);
 	ppids = calloc(n + 1, sizeof(*ppids));
-	e = own && ppids ? 0 : -ENOMEM;
+	e = own && picked && ppids ? 0 : -ENOMEM;
 	for (i = 0; !e && i < n; i++)
 		if (sp_procfs_status(pids[i], &tgid, &ppids[i]))
 			ppids[i] = 0;
-	if (!e)
-		e = find_pipeline(&r->host, pids, ppids, n, own);
+	if (!e && r->host.self)
+		e = spread(&r->host, pids, ppids, n, own, pipeline_seed);
+	if (!e && r->host.npick_pids)
+		e = spread(&r->host, pids, ppids, n, picked, picked_seed);
 	for (i = 0; !e && i < n; i++)
-		e = existing_process(r, pids[i], ppids[i], own[i]);
+		e = existing_process(r, pids[i], ppids[i], own[i], picked[i]);
 	/* the idle tasks, which are in no /proc: perf's name for them */
 	if (!e)
 		e = rec_synth_comm(r, 0, 0, "swapper");
 	free(own);
+	free(picked);
 	free(ppids);
 	free(pids);
 	if (e == -ENOMEM)

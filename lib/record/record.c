@@ -300,13 +300,11 @@ int sp_recorder_attach(struct sp_recorder *r, const pid_t *pids, size_t n)
 	r->did_attach = 1;
 	if (!n && !host)
 		return sp_err_set(&r->err, -EINVAL, "no process to profile");
-	if (n && host)
-		return sp_err_set(&r->err, -EINVAL, "the whole host has every process already");
 	e = rec_events_setup(r);
 	if (!e)
 		e = rec_tail_setup(r);
 	if (!e)
-		e = rec_host_setup(r);
+		e = rec_host_setup(r, pids, n);
 	if (e)
 		return e;
 	if (r->o.attach == SP_RECORD_ATTACH_ON_EXEC && n != 1)

@@ -112,6 +112,11 @@ struct sp_record_opts {
 				   NULL: all (copied) */
 	const char *comms;	/* only threads with one of these names,
 				   comma-separated; NULL: all (copied) */
+	const char *tids;	/* only these threads and those they make,
+				   comma-separated (with the processes
+				   given to sp_recorder_attach(), which
+				   keeps those and their children); NULL:
+				   all (copied) */
 	int include_self;	/* sample the recorder and the pipeline it
 				   writes into (the readers of its output
 				   pipe, theirs, ...) too; by default their
@@ -200,7 +205,9 @@ void sp_recorder_free(struct sp_recorder *r);
  * every thread paused; LIVE: re-scanning the threads
  * until no new one appears), write the stream header and what /proc says
  * already exists (names, threads, executable mappings with build ids, the
- * [vdso] image).  With SP_RECORD_ATTACH_ON_EXEC, n is 1 and pids[0] a
+ * [vdso] image).  With SP_RECORD_ATTACH_HOST, pids are the processes to
+ * keep (their threads and children) among all, none: every one; with
+ * SP_RECORD_ATTACH_ON_EXEC, n is 1 and pids[0] a
  * suspended child (launch.h): only the header is written, the kernel
  * reports the rest after the exec; resume the child next.  On every path,
  * errors included, paused targets are resumed before this returns.

@@ -271,12 +271,18 @@ struct rec_host {
 	struct sp_u64map pipes;	/* the pipeline's pipes and FIFOs (host.c) */
 	char (*comms)[16];	/* the names asked for; none: every thread */
 	size_t ncomms;
+	pid_t *pick_pids, *pick_tids;	/* -p and --tid, ascending */
+	size_t npick_pids, npick_tids;
+	int picking;		/* either is given: only what they name */
 	uint64_t processes;	/* found in /proc at the start */
 	uint64_t filtered;	/* samples not written */
 };
 
-/* Check the options: names, cgroup.  0 or -errno. */
-int rec_host_setup(struct sp_recorder *r);
+/*
+ * Check the options: names, cgroup, the processes (pids, n of them: -p)
+ * and threads (--tid) to keep.  0 or -errno.
+ */
+int rec_host_setup(struct sp_recorder *r, const pid_t *pids, size_t n);
 
 /*
  * Walk /proc once the events are enabled: mark the threads of the
@@ -508,6 +514,8 @@ void rec_keep_release(struct rec_keep *k);
 #define REC_ID_SEEN	0x4	/* in any record: it has events of some kind */
 #define REC_ID_OWN	0x8	/* of the recorder's own process group */
 #define REC_ID_NAMED	0x10	/* its name is one asked for (host.c) */
+#define REC_ID_PICKED	0x20	/* of a process -p names or a thread --tid
+				   names, or made by one (host.c) */
 
 struct sp_recorder {
 	struct sp_record_opts o;

@@ -52,15 +52,26 @@ first_frames() {
 }
 
 @test "-a: options that belong to it, and those that do not" {
-	run "$SP_RECORD" -a -p 1
-	assert_failure 64
-	assert_output --partial "-a and -p: the whole host has every process already"
 	run "$SP_RECORD" -a --attach live
 	assert_failure 64
 	assert_output --partial "--attach is for -p"
 	run "$SP_RECORD" -p 1 --comm bash
 	assert_failure 64
-	assert_output --partial "--comm, --cgroup and --include-self choose among the processes of -a"
+	assert_output --partial "--tid, --comm, --cgroup and --include-self choose among the processes of -a"
+	run "$SP_RECORD" -p 1 --tid 1
+	assert_failure 64
+	run "$SP_RECORD" -a --tid 12,x
+	assert_failure 64
+	assert_output --partial "invalid thread id 'x' in --tid"
+	run "$SP_RECORD" -a --tid 0
+	assert_failure 64
+	# what they name must exist (pids are below pid_max, at most 2^22)
+	run "$SP_RECORD" -a -p 4194304 -d 1 -o "$RAW"
+	assert_failure
+	assert_output --partial "no such process 4194304"
+	run "$SP_RECORD" -a --tid 4194304 -d 1 -o "$RAW"
+	assert_failure
+	assert_output --partial "no such thread 4194304"
 	run "$SP_RECORD" -a --comm bash,,sh
 	assert_failure 64
 	assert_output --partial "invalid thread names 'bash,,sh': each must be 1..15 bytes"
@@ -153,6 +164,47 @@ first_frames() {
 	assert_output --regexp '^spin-keep-[0-9]+$'
 	n=$(fold_count "$OUT" "^spin-keep-[0-9]+;main;run;")
 	((n >= 10)) || { show_folded "$OUT"; fail "spin-keep has $n samples"; }
+}
+
+@test "-a -p keeps those processes and the ones they start; --tid those threads" {
+	local keep drop n parent
+	keep=$(spinner spin-keep)
+	drop=$(spinner spin-drop)
+	# a shell that starts a spinner after the recording began: a child
+	# of a process -p names, kept too
+	start_cmd --exec sh -c 'while [ ! -e "$0" ]; do sleep 0.01; done; "$1" 30' \
+		"$BATS_TEST_TMPDIR/go-child" "$keep"
+	parent=$TARGET_PID
+	start_cmd "$drop" 30
+	"$SP_RECORD" -a -p "$parent" -d 2 -o "$RAW" 2>"$RAW.err" 3>&- &
+	local rpid=$!
+	echo "$rpid" >>"$BATS_TEST_TMPDIR/pipelines"
+	recording_started "$RAW" "$rpid"
+	: >"$BATS_TEST_TMPDIR/go-child"
+	wait "$rpid" || fail "sp-record exited $?: $(cat "$RAW.err")"
+	grep -qE '^sp-record: [0-9]+ samples not written: .* or of what -p and --tid do not name$' "$RAW.err" ||
+		fail "$(cat "$RAW.err")"
+	sp_replay "$RAW" "$OUT" --pid
+	assert_pipeline_ok "$OUT"
+	run first_frames "$OUT"
+	refute_line --regexp '^spin-drop-'
+	n=$(fold_count "$OUT" "^spin-keep-[0-9]+;main;run;")
+	((n >= 10)) || { show_folded "$OUT"; fail "the spinner -p started has $n samples"; }
+
+	# --tid: one worker of wl-threads, not its siblings
+	start_target wl-threads 30
+	local tid
+	for tid in $(ls "/proc/$TARGET_PID/task"); do
+		[[ $(cat "/proc/$TARGET_PID/task/$tid/comm") == worker-2 ]] && break
+	done
+	[[ $(cat "/proc/$TARGET_PID/task/$tid/comm") == worker-2 ]] || fail "no thread worker-2"
+	record_host --tid "$tid" -d 1
+	assert_equal "$status" 0
+	sp_replay "$RAW" "$OUT" --tid
+	run first_frames "$OUT"
+	assert_output "worker-2-$TARGET_PID/$tid"
+	n=$(fold_count "$OUT" "^worker-2-$TARGET_PID/$tid;")
+	((n >= 10)) || { show_folded "$OUT"; fail "worker-2 has $n samples"; }
 }
 
 @test "-a --cgroup keeps the tasks of that cgroup only" {
