@@ -1,6 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* src-jitdump.c: JIT frames named by the jit-PID.dump file their process mapped. */
+/*
+ * src-jitdump.c: JIT frames named by the jit-PID.dump file their process
+ * mapped.
+ *
+ * The MMAP record names the file as the process saw it.  A process in a
+ * container or chroot saw its own root, and wrote its pid as its own pid
+ * namespace numbers it: the file is read through /proc/PID/root while the
+ * process lives, and taken only if its header's pid is the one its name
+ * carries.  The path itself (once the process is gone, or read offline)
+ * is taken only if the header's pid is the process's pid as the stream
+ * knows it: a /tmp/jit-1.dump of this host is never taken for that of a
+ * container's pid 1.
+ */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -67,18 +81,48 @@ void src_jitdump_forget(struct sp_symbolizer *s, uint32_t pid)
 	jd->n = k;
 }
 
-/* (Re)read the dump when it is new or has grown; a JIT appends to it. */
+/* The pid in a jit-PID.dump file name. */
+static uint32_t name_pid(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return (uint32_t)strtoul((b ? b + 1 : path) + 4, NULL, 10);
+}
+
+/*
+ * (Re)read the dump when it is new or has grown; a JIT appends to it.
+ * Through the process's root while it lives, else at its path.
+ */
 static int refresh(struct sp_symbolizer *s, struct src_jitdump_ref *r)
 {
+	char root[4096 + 32];
+	const char *path = root;
 	struct sp_jitdump *j;
 	struct stat sb;
+	uint32_t want;
 	int err;
 
-	if (stat(r->path, &sb) || !S_ISREG(sb.st_mode) || sb.st_size == r->size)
+	snprintf(root, sizeof(root), "/proc/%" PRIu32 "/root%s", r->pid,
+		 r->path);
+	want = name_pid(r->path);
+	if (r->path[0] != '/' || stat(root, &sb)) {
+		path = r->path;
+		want = r->pid;
+		if (stat(path, &sb))
+			return 0;
+	}
+	if (!S_ISREG(sb.st_mode) || sb.st_size == r->size)
 		return 0;
-	j = sp_jitdump_load(r->path, &err);
+	j = sp_jitdump_load(path, &err);
 	if (!j)
 		return err == -ENOMEM ? -ENOMEM : 0;
+	if (sp_jitdump_pid(j) != want) {
+		/* another process's: a container's, or an older one's;
+		   looked at again only if it changes */
+		sp_jitdump_free(j);
+		r->size = sb.st_size;
+		return 0;
+	}
 	sp_jitdump_free(r->j);
 	r->j = j;
 	r->size = sb.st_size;

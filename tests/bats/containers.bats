@@ -64,6 +64,26 @@ in_namespaces() {
 	assert_share "$T/a.jit" ';main;run;call_jit;jit_outer_\[j\];jit_hot_\[j\](;|$)' 80
 }
 
+@test "a jitdump in its own mount and pid namespaces with a private /tmp: JIT frames named from it while it runs" {
+	"${WL_CC:-cc}" -O2 -g -I"$WL_SRC" -o "$T/sym-jit" "$WL_SRC/sym-jit.c"
+	in_namespaces "$T" "$T/sym-jit" ./sym-jit jitdump /tmp 30
+	[[ -s /proc/$TARGET_PID/root/tmp/jit-1.dump ]] || fail "the JIT wrote no jitdump"
+	[[ ! -e /tmp/jit-1.dump ]] || skip "a jitdump of that pid is in this /tmp already"
+	sp_pipeline "$T/j.folded" -p "$TARGET_PID" -d 1 -F 499
+	assert_pipeline_ok "$T/j.folded"
+	assert_share "$T/j.folded" '(^|;)main;call_jit;jit_outer_\[j\];jit_hot_\[j\]($|;)' 70
+	# named from the dump, with its lines, as a process outside would be
+	"$SP_UNWIND" -q <"$T/j.folded.raw" | "$SP_SYMBOLIZE" >"$T/j.sym" 2>/dev/null
+	grep -qE $'\tjit\tjitdump\t-\t0x[0-9a-f]+\tjit_hot\t[^\t]+\tjit-src.js\t1[01]$' "$T/j.sym" ||
+		fail "no jit_hot from the jitdump: $(grep -m3 jit_ "$T/j.sym")"
+	# once the container is gone its dump is out of reach: unnamed, not
+	# named from another file
+	stop_targets || true
+	! kill -0 "$TARGET_PID" 2>/dev/null || fail "the JIT still runs"
+	"$SP_UNWIND" -q <"$T/j.folded.raw" | "$SP_SYMBOLIZE" >"$T/gone.sym" 2>/dev/null
+	! grep -q $'\tjitdump\t' "$T/gone.sym" || fail "named from a jitdump out of reach"
+}
+
 @test "python3.12 -X perf in its own namespaces with a private /tmp: py:: frames" {
 	need_python312
 	# the script by a descriptor opened outside: Python makes a relative
