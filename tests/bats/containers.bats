@@ -79,7 +79,7 @@ in_namespaces() {
 	# once the container is gone its dump is out of reach: unnamed, not
 	# named from another file
 	stop_targets || true
-	! kill -0 "$TARGET_PID" 2>/dev/null || fail "the JIT still runs"
+	wait_until 30 "the JIT to end" gone "$TARGET_PID"
 	"$SP_UNWIND" -q <"$T/j.folded.raw" | "$SP_SYMBOLIZE" >"$T/gone.sym" 2>/dev/null
 	! grep -q $'\tjitdump\t' "$T/gone.sym" || fail "named from a jitdump out of reach"
 }
