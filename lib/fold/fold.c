@@ -801,33 +801,48 @@ static struct sp_u64map *owned_table(struct sp_fold *f, uint8_t kind)
 	}
 }
 
+/* Take key out of table if there: a key a live process held, let go. */
+static void let_go(struct sp_fold *f, struct sp_u64map *table, uint64_t key)
+{
+	if (!sp_u64map_find(table, key))
+		return;
+	sp_u64map_del(table, key);
+	f->live_keys--;
+	f->dead_keys++;
+}
+
 /*
  * Take what pid put in the tables out of them: a later line with its pid
- * is of another process.  What they pointed to waits for compact().
+ * is of another process.  With a tid, only that thread's name and prefix
+ * (the process's list of keys keeps them until compact() makes it anew).
+ * What they pointed to waits for compact().
  */
-static void apply_gone(struct sp_fold *f, uint32_t pid)
+static void apply_gone(struct sp_fold *f, const struct sp_st_gone *g)
 {
-	struct sp_u64slot *slot = sp_u64map_find(&f->pid_owned, pid);
-	struct sp_fold_space *sp = space_of(f, pid, 0);
+	struct sp_u64slot *slot = sp_u64map_find(&f->pid_owned, g->pid);
+	struct sp_fold_space *sp;
 	struct sp_fold_owned *o;
 	size_t i;
 
+	if (g->has_tid) {
+		let_go(f, &f->comms, key2(g->pid, g->tid));
+		let_go(f, &f->prefixes, key2(g->pid, g->tid));
+		return;
+	}
 	if (slot) {
 		o = &f->owned[slot->val];
 		for (i = 0; i < o->n; i++)
-			sp_u64map_del(owned_table(f, o->ents[i].kind),
-				      key2(pid, o->ents[i].id));
-		f->live_keys -= o->n;
-		f->dead_keys += o->n;
+			let_go(f, owned_table(f, o->ents[i].kind),
+			       key2(g->pid, o->ents[i].id));
 		free(o->ents);
 		memset(o, 0, sizeof(*o));
-		sp_u64map_del(&f->pid_owned, pid);
+		sp_u64map_del(&f->pid_owned, g->pid);
 	}
-	if (sp) {
+	if ((sp = space_of(f, g->pid, 0))) {
 		f->dead_keys += sp->n;
 		free(sp->maps);
 		memset(sp, 0, sizeof(*sp));
-		sp_u64map_del(&f->spaces, pid);
+		sp_u64map_del(&f->spaces, g->pid);
 	}
 }
 
@@ -1067,7 +1082,7 @@ int sp_fold_apply(struct sp_fold *f, const struct sp_st_rec *rec)
 		f->duration_ns = rec->u.summary.duration_ns;
 		return 0;
 	case SP_ST_GONE:
-		apply_gone(f, rec->u.gone.pid);
+		apply_gone(f, &rec->u.gone);
 		return 0;
 	default:
 		return 0;

@@ -169,6 +169,10 @@ int sp_st_write(struct sp_out *out, const struct sp_st_rec *rec)
 		return sp_out_printf(out, "start\t%" PRIu64 "\t%" PRIu64 "\n",
 				     rec->u.start.time, rec->u.start.realtime);
 	case SP_ST_GONE:
+		if (rec->u.gone.has_tid)
+			return sp_out_printf(out, "gone\t%" PRIu64 "\t%" PRIu32
+					     "\t%" PRIu32 "\n", rec->u.gone.time,
+					     rec->u.gone.pid, rec->u.gone.tid);
 		return sp_out_printf(out, "gone\t%" PRIu64 "\t%" PRIu32 "\n",
 				     rec->u.gone.time, rec->u.gone.pid);
 	case SP_ST_MAP:
@@ -537,6 +541,10 @@ const char *sp_st_parse(char *line, size_t len, struct sp_st_rec *rec)
 			return "TIME is not a number";
 		if (parse_u32(f[2], &rec->u.gone.pid))
 			return "PID is not a number";
+		rec->u.gone.has_tid = nf > 3;
+		rec->u.gone.tid = 0;
+		if (nf > 3 && parse_u32(f[3], &rec->u.gone.tid))
+			return "TID is not a number";
 		return NULL;
 	default:
 		return "unknown record";

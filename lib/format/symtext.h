@@ -109,12 +109,15 @@ struct sp_st_map {
 /*
  * Process pid has ended and its stacks, threads and mappings are done
  * with: no later line refers to them, and a later line with its pid is of
- * another process (which defines its own).  time is when the writer let
+ * another process (which defines its own).  With a tid (has_tid), only
+ * that thread of the process has ended: no later line refers to it, until
+ * a comm line gives its tid to a new thread.  time is when the writer let
  * it go, after its last sample.
  */
 struct sp_st_gone {
 	uint64_t time;
-	uint32_t pid;
+	uint32_t pid, tid;
+	int has_tid;
 };
 
 /* Keys a writer emits; a reader keeps the ones it knows, others are 0. */

@@ -225,7 +225,7 @@ struct sp_symbolizer {
 	struct src_jitdump jitdump;
 	struct src_perfmap perfmap;
 	struct sym_missing missing;
-	void (*on_gone)(void *arg, uint32_t pid);
+	void (*on_gone)(void *arg, uint32_t pid, uint32_t tid);
 	void *gone_arg;
 };
 

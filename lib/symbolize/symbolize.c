@@ -177,11 +177,12 @@ static void forget_proc(void *arg, struct sp_proc *proc)
 	src_perfmap_forget(s, pid);
 	src_jitdump_forget(s, pid);
 	if (s->on_gone)
-		s->on_gone(s->gone_arg, pid);
+		s->on_gone(s->gone_arg, pid, 0);
 }
 
 void sp_symbolizer_on_gone(struct sp_symbolizer *s,
-			   void (*fn)(void *arg, uint32_t pid), void *arg)
+			   void (*fn)(void *arg, uint32_t pid, uint32_t tid),
+			   void *arg)
 {
 	s->on_gone = fn;
 	s->gone_arg = arg;
@@ -397,8 +398,11 @@ int sp_symbolizer_apply(struct sp_symbolizer *s, const struct sp_rec_hdr *rec,
 		return 1;
 	case SP_REC_EXIT:
 		/* tids are reused: the next one gets its name from its FORK */
-		if (t->tid != t->pid)
+		if (t->tid != t->pid) {
 			sp_u64map_del(&s->threads, key2(t->pid, t->tid));
+			if (s->on_gone)
+				s->on_gone(s->gone_arg, t->pid, t->tid);
+		}
 		return 0;
 	default:
 		return 0;

@@ -49,11 +49,14 @@ struct sp_symbolizer *sp_symbolizer_new(struct sp_procs *procs);
 struct sp_procs *sp_symbolizer_procs(const struct sp_symbolizer *s);
 
 /*
- * Call fn(arg, pid) each time the symbolizer has forgotten process pid,
- * from within the record applied (NULL: no one).
+ * Call fn(arg, pid, 0) each time the symbolizer has forgotten process pid,
+ * and fn(arg, pid, tid) each time it has forgotten a thread that ended
+ * while its process lives on, from within the record applied (NULL: no
+ * one).
  */
 void sp_symbolizer_on_gone(struct sp_symbolizer *s,
-			   void (*fn)(void *arg, uint32_t pid), void *arg);
+			   void (*fn)(void *arg, uint32_t pid, uint32_t tid),
+			   void *arg);
 void sp_symbolizer_free(struct sp_symbolizer *s);
 
 /*

@@ -23,8 +23,8 @@ struct sp_symstream {
 	char error[96];
 };
 
-/* The symbolizer forgot pid: the readers of the stream may too. */
-static void gone(void *arg, uint32_t pid)
+/* The symbolizer forgot pid (or its thread tid): the readers may too. */
+static void gone(void *arg, uint32_t pid, uint32_t tid)
 {
 	struct sp_symstream *ss = arg;
 	struct sp_st_rec rec;
@@ -33,7 +33,8 @@ static void gone(void *arg, uint32_t pid)
 	if (ss->gone_err)
 		return;
 	rec.type = SP_ST_GONE;
-	rec.u.gone = (struct sp_st_gone){ .time = ss->time, .pid = pid };
+	rec.u.gone = (struct sp_st_gone){ .time = ss->time, .pid = pid,
+		.tid = tid, .has_tid = tid != 0 };
 	if ((r = ss->emit(ss->arg, &rec)))
 		ss->gone_err = r;
 }

@@ -250,9 +250,10 @@ reused() {
 	sp_unwind -q "$T/late.raw" | sp_symbolize | sp_fold >"$T/late.folded" ||
 		fail "the stream does not symbolize"
 	run cat "$T/late.folded"
-	# (sp-fold keeps the name the pid's thread had last)
+	# (the other process has no name: sp-fold let the old one's go with
+	# it, at sp-symbolize's gone line)
 	assert_output - <<'EOF'
-wl-single;[no unwind info];[unknown] 1
+[unknown];[no unwind info];[unknown] 1
 wl-single;[truncated];run;leaf_a;wl_burn_[i] 1
 EOF
 }

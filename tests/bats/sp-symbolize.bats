@@ -87,7 +87,7 @@ EOF_IN
 200${tab}0x400000${tab}0x410000${tab}0x0${tab}0a0b0c${tab}$D/prog"
 }
 
-@test "sp-symbolize: a gone line for each process it lets go, after its last line, before its pid's next process" {
+@test "sp-symbolize: a gone line for each process and thread it lets go, after its last line, before its pid's next process" {
 	mkstream "$T/in.unw" <<EOF_IN
 header cpu-clock freq 99
 comm 100 100 prog exec
@@ -110,13 +110,15 @@ summary 3 0
 EOF_IN
 	symbolize -o "$T/out" "$T/in.unw"
 	[[ $status == 0 ]] || fail "exit $status: $stderr"
-	# 200 ended at 50 and went a second later; 300's pid was given to a
-	# new process at once; 100 and the new 300 live on
+	# 200's thread 201 went at its exit; 200 ended at 50 and went a second
+	# later; 300's pid was given to a new process at once; 100 and the new
+	# 300 live on
 	run grep '^gone' "$T/out"
-	assert_output $'gone\t80\t300\ngone\t1000000051\t200'
+	assert_output $'gone\t40\t200\t201\ngone\t80\t300\ngone\t1000000051\t200'
 	# after a gone line no stack, frame or sample of its pid until a new
 	# process has it (its comm and map lines, at its fork)
-	awk -F'\t' '$1 == "gone" { g[$3] = 1; next }
+	awk -F'\t' '$1 == "gone" && NF == 3 { g[$3] = 1; next }
+		$1 == "gone" { next }
 		$1 == "comm" || $1 == "map" { delete g[$3]; next }
 		($1 == "sample" ? $3 : $2) in g { print "after gone: " $0; bad = 1 }
 		END { exit bad }' "$T/out" || fail "$(cat "$T/out")"

@@ -352,6 +352,35 @@ static void test_gone(void)
 	free(buf);
 }
 
+/*
+ * A process that lives on while its threads come and go: the names and
+ * prefixes of the threads gone are let go, the process's stack stays.
+ */
+static void test_threads_gone(void)
+{
+	struct sp_fold *f = sp_fold_new(SP_FOLD_TID);
+	uint32_t tid;
+	int i, bad = 0;
+
+	bad |= feed(f, "comm\t0\t1000\t1000\tpool\t-");
+	bad |= feed(f, "stack\t1000\t1\t1\tcomplete");
+	bad |= feed(f, "frame\t1000\t1\t0\tnative\tsymtab\t-\t0x1100\twork\t/k\t-\t-");
+	for (i = 0; i < 5000 && !bad; i++) {
+		tid = 1001 + (uint32_t)(i % 3000);
+		bad |= feed(f, "comm\t%d\t1000\t%u\tworker-%d\t-", i, tid, i);
+		bad |= feed(f, "sample\t%d\t1000\t%u\t0\t1\t1", i, tid);
+		bad |= feed(f, "gone\t%d\t1000\t%u", i, tid);
+		if (i % 100 == 99)
+			sp_fold_clear_counts(f);
+	}
+	CHECK(!bad);
+	CHECK(sp_fold_compactions(f) > 0);
+	CHECK(f->comms.n < 1500 && f->prefixes.n < 1500 && f->nstacks == 1);
+	/* the main thread's name and the stack serve on */
+	CHECK(feed(f, "sample\t9000\t1000\t1000\t0\t1\t1") == 0);
+	sp_fold_free(f);
+}
+
 int main(void)
 {
 	int fd = mkstemp(tmp);
@@ -365,6 +394,7 @@ int main(void)
 	test_grammar_errors();
 	test_top();
 	test_gone();
+	test_threads_gone();
 	unlink(tmp);
 	return unit_done("test-fold");
 }

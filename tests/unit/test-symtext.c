@@ -207,6 +207,16 @@ static void test_start_map(void)
 	CHECK(parse("gone\t77\t4242", &back) == NULL);
 	CHECK(back.type == SP_ST_GONE && back.u.gone.time == 77 &&
 	      back.u.gone.pid == 4242);
+	CHECK(!back.u.gone.has_tid);
+	recs[0].u.gone = (struct sp_st_gone){ .time = 78, .pid = 4242,
+		.tid = 4250, .has_tid = 1 };
+	text = write_all(recs, 1, 0);
+	CHECK_STR(text, "gone\t78\t4242\t4250\n");
+	free(text);
+	CHECK(parse("gone\t78\t4242\t4250", &back) == NULL);
+	CHECK(back.u.gone.has_tid && back.u.gone.pid == 4242 &&
+	      back.u.gone.tid == 4250);
+	CHECK_STR(parse("gone\t78\t4242\tx", &back), "TID is not a number");
 	CHECK_STR(parse("gone\t77", &back), "need 3 fields");
 	CHECK_STR(parse("gone\t77\t-1", &back), "PID is not a number");
 	CHECK_STR(parse("gone\tnow\t1", &back), "TIME is not a number");
