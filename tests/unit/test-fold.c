@@ -74,17 +74,38 @@ static void test_comm_names(void)
 	free(s);
 }
 
+/* What f writes (top N lines when top), read back; f is freed. */
+static char *output(struct sp_fold *f, unsigned top)
+{
+	struct sp_out *out = sp_out_open(tmp, 0);
+	char *buf;
+	FILE *fp;
+	long len;
+
+	if (top)
+		CHECK(sp_fold_write_top(f, out, top) == 0);
+	else
+		CHECK(sp_fold_write(f, out) == 0);
+	CHECK(sp_out_close(out) == 0);
+	sp_fold_free(f);
+	fp = fopen(tmp, "r");
+	fseek(fp, 0, SEEK_END);
+	len = ftell(fp);
+	rewind(fp);
+	buf = calloc(1, (size_t)len + 1);
+	CHECK(fread(buf, 1, (size_t)len, fp) == (size_t)len);
+	fclose(fp);
+	return buf;
+}
+
 /* Feed symbolized text (without magic) to a fold; returns its output. */
 static char *fold_text(unsigned flags, const char *text, unsigned top,
 		       const char **err)
 {
 	static char errbuf[256];
-	char *copy = strdup(text), *line, *save = NULL, *buf;
+	char *copy = strdup(text), *line, *save = NULL;
 	struct sp_fold *f = sp_fold_new(flags);
-	struct sp_out *out;
 	struct sp_st_rec rec;
-	FILE *fp;
-	long len;
 	int r = 0;
 
 	*err = NULL;
@@ -104,21 +125,7 @@ static char *fold_text(unsigned flags, const char *text, unsigned top,
 		}
 	}
 	free(copy);
-	out = sp_out_open(tmp, 0);
-	if (top)
-		CHECK(sp_fold_write_top(f, out, top) == 0);
-	else
-		CHECK(sp_fold_write(f, out) == 0);
-	CHECK(sp_out_close(out) == 0);
-	sp_fold_free(f);
-	fp = fopen(tmp, "r");
-	fseek(fp, 0, SEEK_END);
-	len = ftell(fp);
-	rewind(fp);
-	buf = calloc(1, (size_t)len + 1);
-	CHECK(fread(buf, 1, (size_t)len, fp) == (size_t)len);
-	fclose(fp);
-	return buf;
+	return output(f, top);
 }
 
 static const char two_procs[] =
@@ -299,12 +306,9 @@ static int feed(struct sp_fold *f, const char *fmt, ...)
 static void test_gone(void)
 {
 	struct sp_fold *f = sp_fold_new(SP_FOLD_SAMPLES);
-	struct sp_out *out;
 	uint32_t pid;
 	int i, bad = 0;
 	char *buf;
-	FILE *fp;
-	long len;
 
 	bad |= feed(f, "event\tcpu-clock\tfreq\t99");
 	bad |= feed(f, "comm\t0\t1000\t1000\tkeeper\t-");
@@ -337,17 +341,7 @@ static void test_gone(void)
 	CHECK(feed(f, "sample\t5002\t2000\t2000\t0\t1\t1") == 0);
 	/* a gone process's stack is undefined from then on */
 	CHECK(feed(f, "sample\t5003\t2499\t2499\t0\t1\t1") == -EINVAL);
-	out = sp_out_open(tmp, 0);
-	CHECK(sp_fold_write(f, out) == 0);
-	CHECK(sp_out_close(out) == 0);
-	sp_fold_free(f);
-	fp = fopen(tmp, "r");
-	fseek(fp, 0, SEEK_END);
-	len = ftell(fp);
-	rewind(fp);
-	buf = calloc(1, (size_t)len + 1);
-	CHECK(fread(buf, 1, (size_t)len, fp) == (size_t)len);
-	fclose(fp);
+	buf = output(f, 0);
 	CHECK_STR(buf, "keeper;main;kleaf 1\nnew;fresh 1\n");
 	free(buf);
 }
