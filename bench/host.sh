@@ -118,7 +118,10 @@ wl=
 	echo "- $(grep -m1 'samples not written' "$tmp/record.err")"
 	echo "- $(grep -m1 'samples, ' "$tmp/unwind.err")"
 	echo "- $(tail -n 1 "$tmp/fold.err")"
-	echo "- processes and threads started: about $(($(tail -n 1 "$csv" | cut -d, -f2) - $(sed -n 2p "$csv" | cut -d, -f2))) (pids handed out)"
+	# pids handed out: the last one moves on, and wraps at pid_max
+	started=$(($(tail -n 1 "$csv" | cut -d, -f2) - $(sed -n 2p "$csv" | cut -d, -f2)))
+	((started >= 0)) || started=$((started + $(cat /proc/sys/kernel/pid_max)))
+	echo "- processes and threads started: about $started (pids handed out)"
 	echo
 	echo "CPU of each stage per second of the host (at the last reading), and memory read every $interval s, resident set with its anonymous part in parentheses (KiB):"
 	echo
