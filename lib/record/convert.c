@@ -94,7 +94,9 @@ static int conv_sample(struct sp_recorder *r, const struct perf_event_header *h)
 		if (skip(&c, size, &stack) || take(&c, &dyn, 8) || dyn > size)
 			return bad(r);
 	}
-	if (!rec_host_wants(r, f.tid))
+	/* the pipeline's own, known already; the rest is decided in time
+	   order, when written (merge.c) */
+	if (rec_host_own(r, f.tid))
 		return 0;
 	/* kernel frames: the entries after PERF_CONTEXT_KERNEL up to a marker */
 	for (i = 0; i < nr; i++) {
@@ -258,10 +260,7 @@ static int conv_comm(struct sp_recorder *r, const struct perf_event_header *h)
 		rec_pmap_exec(r, (pid_t)ids[0]);
 	}
 	memcpy(o->comm, c.p, n < sizeof(o->comm) ? n : sizeof(o->comm) - 1);
-	if (rec_note_ids(r, ids[0], ids[1], 0))
-		return -ENOMEM;
-	return rec_host_comm(r, ids[0], ids[1], o->comm,
-			     (h->misc & PERF_RECORD_MISC_COMM_EXEC) != 0);
+	return rec_note_ids(r, ids[0], ids[1], 0);
 }
 
 static int conv_task(struct sp_recorder *r, const struct perf_event_header *h)
@@ -292,9 +291,7 @@ static int conv_task(struct sp_recorder *r, const struct perf_event_header *h)
 		    (rec_pmap_fork(r, (pid_t)f.pid, (pid_t)f.ppid, f.time) ||
 		     rec_keep_fork(r, f.pid, f.ppid, f.time)))
 			return -ENOMEM;
-		if (rec_note_ids(r, f.pid, f.tid, REC_ID_FORKED))
-			return -ENOMEM;
-		return rec_host_fork(r, f.tid, f.ptid);
+		return rec_note_ids(r, f.pid, f.tid, REC_ID_FORKED);
 	}
 	if (f.pid == f.tid) {
 		rec_pmap_exit(r, (pid_t)f.pid);

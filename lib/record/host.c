@@ -28,6 +28,7 @@
 
 #include "base/io.h"
 
+#include "format/tail.h"
 #include "os/procfs.h"
 #include "recorder.h"
 
@@ -252,27 +253,28 @@ static int named(const struct rec_host *h, const char *comm)
 	return 0;
 }
 
-int rec_host_wants(struct sp_recorder *r, uint32_t tid)
+int rec_host_own(struct sp_recorder *r, uint32_t tid)
 {
-	uint8_t f;
-
-	if (!r->host.on)
-		return 1;
-	f = rec_thread_flags(r, tid);
-	if ((f & REC_ID_OWN) || (r->host.ncomms && !(f & REC_ID_NAMED)) ||
-	    (r->host.picking && !(f & REC_ID_PICKED))) {
-		r->host.filtered++;
+	if (!r->host.on || !(rec_thread_flags(r, tid) & REC_ID_OWN))
 		return 0;
-	}
+	r->host.filtered++;
 	return 1;
 }
 
-int rec_host_fork(struct sp_recorder *r, uint32_t tid, uint32_t ptid)
+/* Whether the samples of thread tid are written. */
+static int wanted(struct sp_recorder *r, uint32_t tid)
+{
+	uint8_t f = rec_thread_flags(r, tid);
+
+	return !(f & REC_ID_OWN) && (!r->host.ncomms || (f & REC_ID_NAMED)) &&
+	       (!r->host.picking || (f & REC_ID_PICKED));
+}
+
+/* Thread tid was created by ptid: it is of the same group, with its name. */
+static int host_fork(struct sp_recorder *r, uint32_t tid, uint32_t ptid)
 {
 	uint8_t f;
 
-	if (!r->host.on)
-		return 0;
 	f = rec_thread_flags(r, ptid) &
 	    (REC_ID_OWN | REC_ID_NAMED | REC_ID_PICKED);
 	/* a tid used again: nothing of the last one's carries over */
@@ -281,13 +283,12 @@ int rec_host_fork(struct sp_recorder *r, uint32_t tid, uint32_t ptid)
 	return f ? rec_set_flags(r, tid, f, 1) : 0;
 }
 
-int rec_host_comm(struct sp_recorder *r, uint32_t pid, uint32_t tid,
-		  const char *comm, int exec)
+/* Thread tid of pid took the name comm, at an exec of pid when exec is set. */
+static int host_comm(struct sp_recorder *r, uint32_t pid, uint32_t tid,
+		     const char *comm, int exec)
 {
 	int e = 0;
 
-	if (!r->host.on)
-		return 0;
 	/* a stage of the pipeline forked before /proc was read, exec'd after */
 	if (exec && (e = joins_pipeline(&r->host, (pid_t)pid)) > 0)
 		e = rec_set_flags(r, tid, REC_ID_OWN, 1);
@@ -296,6 +297,36 @@ int rec_host_comm(struct sp_recorder *r, uint32_t pid, uint32_t tid,
 	if (!r->host.ncomms)
 		return 0;
 	return rec_set_flags(r, tid, REC_ID_NAMED, named(&r->host, comm));
+}
+
+int rec_host_write(struct sp_recorder *r, const struct sp_rec_hdr *h)
+{
+	const struct sp_task_rec *t = (const void *)h;
+	const struct sp_comm_rec *c = (const void *)h;
+	uint32_t tid;
+
+	switch (h->type) {
+	case SP_REC_FORK:
+		return host_fork(r, t->tid, t->ptid) ? -ENOMEM : 1;
+	case SP_REC_COMM:
+		/* a synthesized one was judged when /proc was read */
+		if (!(c->flags & SP_REC_SYNTH) &&
+		    host_comm(r, c->pid, c->tid, c->comm,
+			      (c->flags & SP_COMM_EXEC) != 0))
+			return -ENOMEM;
+		return 1;
+	case SP_REC_SAMPLE:
+		tid = ((const struct sp_raw_sample *)h)->tid;
+		if (wanted(r, tid))
+			return 1;
+		r->host.filtered++;
+		return 0;
+	case SP_REC_TAIL:
+		/* it goes with the sample after it, of its thread */
+		return wanted(r, ((const struct sp_tail_rec *)h)->tid);
+	default:
+		return 1;
+	}
 }
 
 /* A thread --tid names. */

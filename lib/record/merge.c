@@ -72,6 +72,13 @@ int rec_write_until(struct sp_recorder *r, uint64_t horizon)
 	for (i = 0; i < q->n && q->v[i].time <= horizon; i++) {
 		const struct sp_rec_hdr *h = (const void *)(q->buf + q->v[i].off);
 
+		/* the whole host's filters, in time order */
+		if (r->host.on && (e = rec_host_write(r, h)) <= 0) {
+			if (e)
+				return sp_err_set(&r->err, e, "out of memory");
+			continue;
+		}
+
 		if (q->v[i].time < m->last_written)
 			m->late++;
 		else

@@ -292,18 +292,22 @@ int rec_host_setup(struct sp_recorder *r, const pid_t *pids, size_t n);
  */
 int rec_host_existing(struct sp_recorder *r);
 
-/* Whether a sample of thread tid is written. */
-int rec_host_wants(struct sp_recorder *r, uint32_t tid);
-
-/* Thread tid was created by ptid: it is of the same group, with its name. */
-int rec_host_fork(struct sp_recorder *r, uint32_t tid, uint32_t ptid);
+/*
+ * Whether thread tid is known to be of the recorder's pipeline, whose
+ * samples are dropped as they are read.  (Whether the others' samples
+ * are written is decided by rec_host_write(), in time order: a thread's
+ * FORK or COMM may be in a ring read after the one that holds its sample.)
+ */
+int rec_host_own(struct sp_recorder *r, uint32_t tid);
 
 /*
- * Thread tid of pid took the name comm (NUL-terminated), at an exec of
- * pid when exec is set.  0 or -ENOMEM.
+ * A record about to be written, in time order: a FORK or COMM updates
+ * the flags of its thread (a new thread takes its creator's, an exec or a
+ * rename decides its name anew); a SAMPLE or TAIL is written only if its
+ * thread is wanted.  Returns 1 to write it, 0 not to, or -ENOMEM.
  */
-int rec_host_comm(struct sp_recorder *r, uint32_t pid, uint32_t tid,
-		  const char *comm, int exec);
+int rec_host_write(struct sp_recorder *r, const struct sp_rec_hdr *h);
+
 
 void rec_host_release(struct rec_host *h);
 
