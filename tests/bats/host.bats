@@ -125,13 +125,16 @@ first_frames() {
 }
 
 @test "-a leaves out sp-record and the pipeline it writes into, unless --include-self" {
-	local spin n
-	spin=$(spinner sp-stage)
+	local spin rec n
+	# names of this run's own (the host may run other sp-records)
+	spin=$(spinner "stage-$$")
+	rec=$BATS_TEST_TMPDIR/rec-$$
+	cp "$SP_RECORD" "$rec"
 	# a stage of the pipeline that spins: what reads sp-record's output
 	# (a subshell) and what it starts
 	# shellcheck disable=SC2016	# for the inner sh
 	run sh -c '"$0" -a -d 1 2>"$1.err" | { "$2" 30 & s=$!; cat >"$1"; kill $s; }' \
-		"$SP_RECORD" "$RAW" "$spin"
+		"$rec" "$RAW" "$spin"
 	assert_success
 	run cat "$RAW.err"
 	assert_line --regexp '^sp-record: [0-9]+ samples not written: of sp-record and the pipeline it writes into$'
@@ -140,14 +143,14 @@ first_frames() {
 	sp_replay "$RAW" "$OUT" --pid
 	assert_pipeline_ok "$OUT"
 	run first_frames "$OUT"
-	refute_line --regexp '^(sp-stage|sp-record)-'
+	refute_line --regexp "^(stage-$$|rec-$$)-"
 
 	# shellcheck disable=SC2016	# for the inner sh
 	run sh -c '"$0" -a -d 1 --include-self 2>"$1.err" | { "$2" 30 & s=$!; cat >"$1"; kill $s; }' \
-		"$SP_RECORD" "$RAW" "$spin"
+		"$rec" "$RAW" "$spin"
 	assert_success
 	sp_replay "$RAW" "$OUT" --pid
-	n=$(fold_count "$OUT" "^sp-stage-[0-9]+;main;run;")
+	n=$(fold_count "$OUT" "^stage-$$-[0-9]+;main;run;")
 	((n >= 10)) || { show_folded "$OUT"; fail "the spinning stage has $n samples with --include-self"; }
 }
 
