@@ -73,6 +73,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err base/idset \
 	symbolize/src-jitdump symbolize/src-perfmap symbolize/symstream \
 	symbolize/missing \
 	fold/fold fold/top fold/names fold/pprof fold/speedscope fold/window \
+	fold/compact \
 	flame/flame flame/colour flame/svg flame/flame-js \
 	api/recorder api/symbolizer
 

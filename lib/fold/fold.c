@@ -12,11 +12,6 @@
 #include "model.h"
 #include "names.h"
 
-static uint64_t key2(uint32_t a, uint32_t b)
-{
-	return (uint64_t)a << 32 | b;
-}
-
 /* Names */
 
 static int is_digit(char c)
@@ -124,7 +119,7 @@ struct sp_fold *sp_fold_new(unsigned flags)
 }
 
 /* Free what f holds, not f. */
-static void release(struct sp_fold *f)
+void sp_fold_release(struct sp_fold *f)
 {
 	size_t i;
 
@@ -159,7 +154,7 @@ void sp_fold_free(struct sp_fold *f)
 {
 	if (!f)
 		return;
-	release(f);
+	sp_fold_release(f);
 	free(f);
 }
 
@@ -191,8 +186,6 @@ void sp_fold_set_range(struct sp_fold *f, uint64_t start, uint64_t end)
 	f->range_end = end;
 }
 
-static void compact(struct sp_fold *f);
-
 void sp_fold_clear_counts(struct sp_fold *f)
 {
 	size_t i;
@@ -209,7 +202,7 @@ void sp_fold_clear_counts(struct sp_fold *f)
 	f->nsamples_seen = 0;
 	f->weight_seen = 0;
 	f->first_time = f->last_time = 0;
-	compact(f);
+	sp_fold_compact(f);
 }
 
 int sp_fold_add_label(struct sp_fold *f, const char *key, const char *value)
@@ -274,7 +267,7 @@ static int64_t intern_free(struct sp_fold *f, char *s)
 }
 
 /* Note that process pid put key (pid, id) into the table of kind. */
-static int own(struct sp_fold *f, uint32_t pid, uint32_t id, uint8_t kind)
+int sp_fold_own(struct sp_fold *f, uint32_t pid, uint32_t id, uint8_t kind)
 {
 	struct sp_fold_owned *o;
 	struct sp_u64slot *slot;
@@ -300,12 +293,12 @@ static int own(struct sp_fold *f, uint32_t pid, uint32_t id, uint8_t kind)
 /* The first frame of a thread's folded lines ("comm", "comm-PID", ...). */
 static int64_t make_prefix(struct sp_fold *f, uint32_t pid, uint32_t tid)
 {
-	struct sp_u64slot *c = sp_u64map_find(&f->comms, key2(pid, tid));
+	struct sp_u64slot *c = sp_u64map_find(&f->comms, sp_fold_key2(pid, tid));
 	char *comm, *s;
 	int n;
 
 	if (!c)
-		c = sp_u64map_find(&f->comms, key2(pid, pid));
+		c = sp_u64map_find(&f->comms, sp_fold_key2(pid, pid));
 	comm = sp_fold_comm_name(c ? f->strs.strs[c->val] : NULL);
 	if (!comm)
 		return -ENOMEM;
@@ -331,9 +324,6 @@ static int apply_event(struct sp_fold *f, const struct sp_st_event *e)
 	return 0;
 }
 
-static struct sp_fold_space *space_of(struct sp_fold *f, uint32_t pid,
-				      int create);
-
 static int apply_comm(struct sp_fold *f, const struct sp_st_comm *c)
 {
 	struct sp_u64slot *slot, *p;
@@ -342,26 +332,26 @@ static int apply_comm(struct sp_fold *f, const struct sp_st_comm *c)
 
 	if (id < 0)
 		return (int)id;
-	slot = sp_u64map_get(&f->comms, key2(c->pid, c->tid), &is_new);
+	slot = sp_u64map_get(&f->comms, sp_fold_key2(c->pid, c->tid), &is_new);
 	if (!slot)
 		return -ENOMEM;
 	slot->val = (uint64_t)id;
-	if (is_new && own(f, c->pid, c->tid, SP_FOLD_OWN_COMM))
+	if (is_new && sp_fold_own(f, c->pid, c->tid, SP_FOLD_OWN_COMM))
 		return -ENOMEM;
 	/* an exec replaces the address space: its mappings come anew */
 	if (c->exec && c->pid == c->tid) {
-		struct sp_fold_space *sp = space_of(f, c->pid, 0);
+		struct sp_fold_space *sp = sp_fold_space_of(f, c->pid, 0);
 
 		if (sp)
 			sp->n = 0;
 	}
 	/* later samples of the thread carry the new name */
-	p = sp_u64map_find(&f->prefixes, key2(c->pid, c->tid));
+	p = sp_u64map_find(&f->prefixes, sp_fold_key2(c->pid, c->tid));
 	if (p) {
 		id = make_prefix(f, c->pid, c->tid);
 		if (id < 0)
 			return (int)id;
-		p = sp_u64map_find(&f->prefixes, key2(c->pid, c->tid));
+		p = sp_u64map_find(&f->prefixes, sp_fold_key2(c->pid, c->tid));
 		p->val = (uint64_t)id;
 	}
 	return 0;
@@ -369,8 +359,8 @@ static int apply_comm(struct sp_fold *f, const struct sp_st_comm *c)
 
 /* Mappings */
 
-static struct sp_fold_space *space_of(struct sp_fold *f, uint32_t pid,
-				      int create)
+struct sp_fold_space *sp_fold_space_of(struct sp_fold *f, uint32_t pid,
+				       int create)
 {
 	struct sp_u64slot *slot;
 	int is_new;
@@ -409,7 +399,7 @@ static size_t space_search(const struct sp_fold *f,
 }
 
 /* Append a mapping; its index, or -ENOMEM. */
-static int64_t add_map(struct sp_fold *f, const struct sp_fold_map *m)
+int64_t sp_fold_add_map(struct sp_fold *f, const struct sp_fold_map *m)
 {
 	if (SP_GROW(f->maps, f->mapcap, f->nmaps + 1))
 		return -ENOMEM;
@@ -434,7 +424,7 @@ static int apply_map(struct sp_fold *f, const struct sp_st_map *m)
 			    m->start, m->end);
 	path = intern(f, m->path ? m->path : "");
 	bid = intern(f, m->build_id);
-	sp = space_of(f, m->pid, 1);
+	sp = sp_fold_space_of(f, m->pid, 1);
 	if (path < 0 || bid < 0 || !sp || SP_GROW(sp->maps, sp->cap, sp->n + 3))
 		return -ENOMEM;
 	nm = (struct sp_fold_map){ .pid = m->pid, .start = m->start,
@@ -446,16 +436,16 @@ static int apply_map(struct sp_fold *f, const struct sp_st_map *m)
 	if (lo < hi && f->maps[sp->maps[lo]].start < m->start) {
 		left = f->maps[sp->maps[lo]];
 		left.end = m->start;
-		if ((ids[k++] = add_map(f, &left)) < 0)
+		if ((ids[k++] = sp_fold_add_map(f, &left)) < 0)
 			return -ENOMEM;
 	}
-	if ((ids[k++] = add_map(f, &nm)) < 0)
+	if ((ids[k++] = sp_fold_add_map(f, &nm)) < 0)
 		return -ENOMEM;
 	if (lo < hi && f->maps[sp->maps[hi - 1]].end > m->end) {
 		right = f->maps[sp->maps[hi - 1]];
 		right.pgoff += m->end - right.start;
 		right.start = m->end;
-		if ((ids[k++] = add_map(f, &right)) < 0)
+		if ((ids[k++] = sp_fold_add_map(f, &right)) < 0)
 			return -ENOMEM;
 	}
 	memmove(&sp->maps[lo + k], &sp->maps[hi],
@@ -469,7 +459,7 @@ static int apply_map(struct sp_fold *f, const struct sp_st_map *m)
 /* The mapping of pid that holds addr, or SP_FOLD_NONE. */
 static uint32_t map_of(struct sp_fold *f, uint32_t pid, uint64_t addr)
 {
-	const struct sp_fold_space *sp = space_of(f, pid, 0);
+	const struct sp_fold_space *sp = sp_fold_space_of(f, pid, 0);
 	size_t i;
 
 	if (!sp)
@@ -514,12 +504,12 @@ static int finish_stack(struct sp_fold *f)
 	if (id < 0 || SP_GROW(f->stacks, f->stackcap, f->nstacks + 1))
 		return -ENOMEM;
 	/* a redefinition (the pid was reused) replaces the old stack */
-	slot = sp_u64map_get(&f->stack_ids, key2(f->pend_pid, f->pend_id),
+	slot = sp_u64map_get(&f->stack_ids, sp_fold_key2(f->pend_pid, f->pend_id),
 			     &is_new);
 	if (!slot)
 		return -ENOMEM;
 	slot->val = f->nstacks;
-	if (is_new && own(f, f->pend_pid, f->pend_id, SP_FOLD_OWN_STACK))
+	if (is_new && sp_fold_own(f, f->pend_pid, f->pend_id, SP_FOLD_OWN_STACK))
 		return -ENOMEM;
 	st = &f->stacks[f->nstacks++];
 	*st = (struct sp_fold_stack){ .pid = f->pend_pid,
@@ -560,7 +550,7 @@ static int apply_stack(struct sp_fold *f, const struct sp_st_stack *st)
  * The index of fr's identity in frame_keys: the frame it is when below
  * nframes, else the next one to add.  -ENOMEM.
  */
-static int64_t frame_key(struct sp_fold *f, const struct sp_fold_frame *fr)
+int64_t sp_fold_frame_key(struct sp_fold *f, const struct sp_fold_frame *fr)
 {
 	char key[128];
 
@@ -595,7 +585,7 @@ static int64_t frame_id(struct sp_fold *f, const struct sp_st_frame *fr)
 		if (name < 0)
 			return -ENOMEM;
 	}
-	id = frame_key(f, &(struct sp_fold_frame){ .pid = pid,
+	id = sp_fold_frame_key(f, &(struct sp_fold_frame){ .pid = pid,
 		.addr = sf->addr, .kind = sf->kind, .name = (uint32_t)name,
 		.file = (uint32_t)file, .module = (uint32_t)module,
 		.line = sf->line, .symbol = (uint32_t)symbol,
@@ -655,7 +645,7 @@ static int count_pprof(struct sp_fold *f, const struct sp_st_sample *sa,
 	uint32_t i, *link;
 	int is_new;
 
-	slot = sp_u64map_get(&f->sample_ids, key2(sa->tid, stack), &is_new);
+	slot = sp_u64map_get(&f->sample_ids, sp_fold_key2(sa->tid, stack), &is_new);
 	if (!slot)
 		return -ENOMEM;
 	if (is_new)
@@ -674,7 +664,7 @@ static int count_pprof(struct sp_fold *f, const struct sp_st_sample *sa,
 	if (link)
 		*link = i;
 	else
-		sp_u64map_find(&f->sample_ids, key2(sa->tid, stack))->val = i;
+		sp_u64map_find(&f->sample_ids, sp_fold_key2(sa->tid, stack))->val = i;
 	f->samples[i] = (struct sp_fold_sample){ .pid = sa->pid,
 		.tid = sa->tid, .comm = comm, .prefix = prefix,
 		.stack = stack, .next = SP_FOLD_NONE };
@@ -707,7 +697,7 @@ static int count_timeline(struct sp_fold *f, const struct sp_st_sample *sa,
 
 	if (SP_GROW(f->threads, f->threadcap, f->nthreads + 1))
 		return -ENOMEM;
-	slot = sp_u64map_get(&f->thread_ids, key2(sa->pid, sa->tid), &is_new);
+	slot = sp_u64map_get(&f->thread_ids, sp_fold_key2(sa->pid, sa->tid), &is_new);
 	if (!slot)
 		return -ENOMEM;
 	if (is_new) {
@@ -740,26 +730,26 @@ static int apply_sample(struct sp_fold *f, const struct sp_st_sample *sa)
 	int64_t id;
 	int r;
 
-	st = sp_u64map_find(&f->stack_ids, key2(sa->pid, sa->id));
+	st = sp_u64map_find(&f->stack_ids, sp_fold_key2(sa->pid, sa->id));
 	if (!st)
 		return fail(f, "sample of undefined stack %" PRIu32 "/%" PRIu32,
 			    sa->pid, sa->id);
 	stack = (uint32_t)st->val;
-	pre = sp_u64map_find(&f->prefixes, key2(sa->pid, sa->tid));
+	pre = sp_u64map_find(&f->prefixes, sp_fold_key2(sa->pid, sa->tid));
 	if (!pre) {
 		id = make_prefix(f, sa->pid, sa->tid);
 		if (id < 0)
 			return (int)id;
-		pre = sp_u64map_get(&f->prefixes, key2(sa->pid, sa->tid), NULL);
+		pre = sp_u64map_get(&f->prefixes, sp_fold_key2(sa->pid, sa->tid), NULL);
 		if (!pre)
 			return -ENOMEM;
 		pre->val = (uint64_t)id;
-		if (own(f, sa->pid, sa->tid, SP_FOLD_OWN_PREFIX))
+		if (sp_fold_own(f, sa->pid, sa->tid, SP_FOLD_OWN_PREFIX))
 			return -ENOMEM;
-		pre = sp_u64map_find(&f->prefixes, key2(sa->pid, sa->tid));
+		pre = sp_u64map_find(&f->prefixes, sp_fold_key2(sa->pid, sa->tid));
 	}
 	prefix = (uint32_t)pre->val;
-	cnt = sp_u64map_get(&f->counts, key2(prefix,
+	cnt = sp_u64map_get(&f->counts, sp_fold_key2(prefix,
 					     f->stacks[stack].folded), NULL);
 	if (!cnt)
 		return -ENOMEM;
@@ -773,9 +763,9 @@ static int apply_sample(struct sp_fold *f, const struct sp_st_sample *sa)
 	if (sa->time > f->last_time)
 		f->last_time = sa->time;
 	if (f->flags & (SP_FOLD_SAMPLES | SP_FOLD_TIMELINE)) {
-		c = sp_u64map_find(&f->comms, key2(sa->pid, sa->tid));
+		c = sp_u64map_find(&f->comms, sp_fold_key2(sa->pid, sa->tid));
 		if (!c)
-			c = sp_u64map_find(&f->comms, key2(sa->pid, sa->pid));
+			c = sp_u64map_find(&f->comms, sp_fold_key2(sa->pid, sa->pid));
 		comm = c ? (uint32_t)c->val : SP_FOLD_NONE;
 	}
 	if ((f->flags & SP_FOLD_SAMPLES) &&
@@ -785,273 +775,6 @@ static int apply_sample(struct sp_fold *f, const struct sp_st_sample *sa)
 	    (r = count_timeline(f, sa, stack, comm)))
 		return r;
 	return 0;
-}
-
-/* Processes gone */
-
-static struct sp_u64map *owned_table(struct sp_fold *f, uint8_t kind)
-{
-	switch (kind) {
-	case SP_FOLD_OWN_COMM:
-		return &f->comms;
-	case SP_FOLD_OWN_PREFIX:
-		return &f->prefixes;
-	default:
-		return &f->stack_ids;
-	}
-}
-
-/* Take key out of table if there: a key a live process held, let go. */
-static void let_go(struct sp_fold *f, struct sp_u64map *table, uint64_t key)
-{
-	if (!sp_u64map_find(table, key))
-		return;
-	sp_u64map_del(table, key);
-	f->live_keys--;
-	f->dead_keys++;
-}
-
-/*
- * Take what pid put in the tables out of them: a later line with its pid
- * is of another process.  With a tid, only that thread's name and prefix
- * (the process's list of keys keeps them until compact() makes it anew).
- * What they pointed to waits for compact().
- */
-static void apply_gone(struct sp_fold *f, const struct sp_st_gone *g)
-{
-	struct sp_u64slot *slot = sp_u64map_find(&f->pid_owned, g->pid);
-	struct sp_fold_space *sp;
-	struct sp_fold_owned *o;
-	size_t i;
-
-	if (g->has_tid) {
-		let_go(f, &f->comms, key2(g->pid, g->tid));
-		let_go(f, &f->prefixes, key2(g->pid, g->tid));
-		return;
-	}
-	if (slot) {
-		o = &f->owned[slot->val];
-		for (i = 0; i < o->n; i++)
-			let_go(f, owned_table(f, o->ents[i].kind),
-			       key2(g->pid, o->ents[i].id));
-		free(o->ents);
-		memset(o, 0, sizeof(*o));
-		sp_u64map_del(&f->pid_owned, g->pid);
-	}
-	if ((sp = space_of(f, g->pid, 0))) {
-		f->dead_keys += sp->n;
-		free(sp->maps);
-		memset(sp, 0, sizeof(*sp));
-		sp_u64map_del(&f->spaces, g->pid);
-	}
-}
-
-/* Copies from one fold into another: old index -> new, NONE not yet. */
-struct copy {
-	struct sp_fold *from, *to;
-	uint32_t *maps, *frames;
-};
-
-/* The string id in to of string id in from; -ENOMEM. */
-static int64_t copy_str(struct copy *c, uint32_t id)
-{
-	return id == SP_FOLD_NONE ? SP_FOLD_NONE :
-	       sp_strtab_intern(&c->to->strs, c->from->strs.strs[id]);
-}
-
-static int64_t copy_map(struct copy *c, uint32_t i)
-{
-	struct sp_fold_map m = c->from->maps[i];
-	int64_t path, bid, id;
-
-	if (c->maps[i] != SP_FOLD_NONE)
-		return c->maps[i];
-	path = copy_str(c, m.path);
-	bid = copy_str(c, m.build_id);
-	if (path < 0 || bid < 0)
-		return -ENOMEM;
-	m.path = (uint32_t)path;
-	m.build_id = (uint32_t)bid;
-	id = add_map(c->to, &m);
-	if (id >= 0)
-		c->maps[i] = (uint32_t)id;
-	return id;
-}
-
-static int64_t copy_frame(struct copy *c, uint32_t i)
-{
-	struct sp_fold_frame fr = c->from->frames[i];
-	int64_t s[6], id, map = SP_FOLD_NONE;
-	size_t k;
-
-	if (c->frames[i] != SP_FOLD_NONE)
-		return c->frames[i];
-	s[0] = copy_str(c, fr.name);
-	s[1] = copy_str(c, fr.full);
-	s[2] = copy_str(c, fr.file);
-	s[3] = copy_str(c, fr.module);
-	s[4] = copy_str(c, fr.symbol);
-	s[5] = copy_str(c, fr.folded);
-	if (fr.map != SP_FOLD_NONE)
-		map = copy_map(c, fr.map);
-	for (k = 0; k < 6; k++)
-		if (s[k] < 0)
-			return -ENOMEM;
-	if (map < 0 || SP_GROW(c->to->frames, c->to->framecap,
-			       c->to->nframes + 1))
-		return -ENOMEM;
-	fr.name = (uint32_t)s[0];
-	fr.full = (uint32_t)s[1];
-	fr.file = (uint32_t)s[2];
-	fr.module = (uint32_t)s[3];
-	fr.symbol = (uint32_t)s[4];
-	fr.folded = (uint32_t)s[5];
-	fr.map = (uint32_t)map;
-	id = frame_key(c->to, &fr);
-	if (id < 0)
-		return id;
-	/* two frames that differed only in what was dropped are one now */
-	if ((size_t)id == c->to->nframes)
-		c->to->frames[c->to->nframes++] = fr;
-	c->frames[i] = (uint32_t)id;
-	return id;
-}
-
-/* The stack of (pid, id) at index i of from, into to. */
-static int copy_stack(struct copy *c, uint32_t pid, uint32_t id, uint32_t i)
-{
-	const struct sp_fold_stack *st = &c->from->stacks[i];
-	struct sp_fold *to = c->to;
-	struct sp_u64slot *slot;
-	int64_t folded, fid;
-	uint32_t k, off = (uint32_t)to->nframe_ids;
-
-	folded = copy_str(c, st->folded);
-	if (folded < 0 || SP_GROW(to->frame_ids, to->frame_idcap,
-				  to->nframe_ids + st->n) ||
-	    SP_GROW(to->stacks, to->stackcap, to->nstacks + 1))
-		return -ENOMEM;
-	for (k = 0; k < st->n; k++) {
-		fid = copy_frame(c, c->from->frame_ids[st->off + k]);
-		if (fid < 0)
-			return -ENOMEM;
-		to->frame_ids[to->nframe_ids++] = (uint32_t)fid;
-	}
-	slot = sp_u64map_get(&to->stack_ids, key2(pid, id), NULL);
-	if (!slot)
-		return -ENOMEM;
-	slot->val = to->nstacks;
-	to->stacks[to->nstacks++] = (struct sp_fold_stack){ .pid = pid,
-		.folded = (uint32_t)folded, .off = off, .n = st->n,
-		.end = st->end };
-	return own(to, pid, id, SP_FOLD_OWN_STACK);
-}
-
-/* What f's tables reach, copied into to (a new fold). */
-static int copy_live(struct copy *c)
-{
-	struct sp_fold *f = c->from, *to = c->to;
-	struct sp_fold_space *sp, *tsp;
-	struct sp_u64slot *slot;
-	int64_t id, m;
-	size_t i, k;
-
-	id = copy_str(c, f->event);
-	if (id < 0)
-		return -ENOMEM;
-	to->event = (uint32_t)id;
-	for (i = 0; i < f->nlabels; i += 2)
-		if (sp_fold_add_label(to, f->strs.strs[f->labels[i]],
-				      f->strs.strs[f->labels[i + 1]]))
-			return -ENOMEM;
-	for (i = 0; i < f->spaces.nslots; i++) {
-		if (!f->spaces.slots[i].used)
-			continue;
-		sp = &f->space[f->spaces.slots[i].val];
-		tsp = space_of(to, (uint32_t)f->spaces.slots[i].key, 1);
-		if (!tsp || SP_GROW(tsp->maps, tsp->cap, sp->n))
-			return -ENOMEM;
-		for (k = 0; k < sp->n; k++) {
-			if ((m = copy_map(c, sp->maps[k])) < 0)
-				return -ENOMEM;
-			tsp->maps[tsp->n++] = (uint32_t)m;
-		}
-	}
-	for (i = 0; i < f->comms.nslots; i++) {
-		slot = &f->comms.slots[i];
-		if (!slot->used)
-			continue;
-		if ((id = copy_str(c, (uint32_t)slot->val)) < 0)
-			return -ENOMEM;
-		if (!(slot = sp_u64map_get(&to->comms, f->comms.slots[i].key,
-					   NULL)))
-			return -ENOMEM;
-		slot->val = (uint64_t)id;
-		if (own(to, (uint32_t)(slot->key >> 32), (uint32_t)slot->key,
-			SP_FOLD_OWN_COMM))
-			return -ENOMEM;
-	}
-	/* the prefixes are made again from the names, at the next sample */
-	for (i = 0; i < f->stack_ids.nslots; i++) {
-		slot = &f->stack_ids.slots[i];
-		if (slot->used &&
-		    copy_stack(c, (uint32_t)(slot->key >> 32),
-			       (uint32_t)slot->key, (uint32_t)slot->val))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-/*
- * Between profiles (no count, no stack half read): once the processes
- * gone have let go of as much as the live ones hold, copy what is
- * reachable into a new fold and free the rest.  Memory stays within about
- * twice what the live processes need, and each thing is copied a bounded
- * number of times on average.  Out of memory, f stays as it was.
- */
-static void compact(struct sp_fold *f)
-{
-	struct sp_fold *to;
-	struct copy c = { .from = f };
-	int r = -ENOMEM;
-
-	if (f->pending || f->nsamples_seen || f->dead_keys < 1024 ||
-	    f->dead_keys < f->live_keys)
-		return;
-	to = sp_fold_new(f->flags);
-	c.to = to;
-	c.maps = f->nmaps ? malloc(f->nmaps * sizeof(*c.maps)) : NULL;
-	c.frames = f->nframes ? malloc(f->nframes * sizeof(*c.frames)) : NULL;
-	if (to && (c.maps || !f->nmaps) && (c.frames || !f->nframes)) {
-		if (f->nmaps)
-			memset(c.maps, 0xff, f->nmaps * sizeof(*c.maps));
-		if (f->nframes)
-			memset(c.frames, 0xff, f->nframes * sizeof(*c.frames));
-		r = copy_live(&c);
-	}
-	free(c.maps);
-	free(c.frames);
-	if (r) {
-		sp_fold_free(to);
-		return;
-	}
-	to->freq = f->freq;
-	to->event_value = f->event_value;
-	to->have_start = f->have_start;
-	to->start_time = f->start_time;
-	to->start_realtime = f->start_realtime;
-	to->duration_ns = f->duration_ns;
-	to->range_start = f->range_start;
-	to->range_end = f->range_end;
-	to->compactions = f->compactions + 1;
-	release(f);
-	*f = *to;
-	free(to);
-}
-
-uint64_t sp_fold_compactions(const struct sp_fold *f)
-{
-	return f->compactions;
 }
 
 int sp_fold_apply(struct sp_fold *f, const struct sp_st_rec *rec)
@@ -1082,7 +805,7 @@ int sp_fold_apply(struct sp_fold *f, const struct sp_st_rec *rec)
 		f->duration_ns = rec->u.summary.duration_ns;
 		return 0;
 	case SP_ST_GONE:
-		apply_gone(f, &rec->u.gone);
+		sp_fold_gone(f, &rec->u.gone);
 		return 0;
 	default:
 		return 0;

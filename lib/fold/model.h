@@ -22,6 +22,7 @@
 #include "base/hashtab.h"
 #include "format/unwound.h"
 #include "fold.h"
+#include "format/symtext.h"
 
 #define SP_FOLD_NONE UINT32_MAX	/* no string, no mapping */
 
@@ -175,6 +176,44 @@ static inline const char *sp_fold_str(const struct sp_fold *f, uint32_t id)
 {
 	return id == SP_FOLD_NONE ? "" : f->strs.strs[id];
 }
+
+static inline uint64_t sp_fold_key2(uint32_t a, uint32_t b)
+{
+	return (uint64_t)a << 32 | b;
+}
+
+/* fold.c, for compact.c: the parts of a fold it copies with. */
+
+/* Free what f holds, not f. */
+void sp_fold_release(struct sp_fold *f);
+
+/* Note that process pid put key (pid, id) into the table of kind. */
+int sp_fold_own(struct sp_fold *f, uint32_t pid, uint32_t id, uint8_t kind);
+
+/* The mappings of pid, made when create is set; NULL if none (or no memory). */
+struct sp_fold_space *sp_fold_space_of(struct sp_fold *f, uint32_t pid,
+				       int create);
+
+/* Append a mapping; its index, or -ENOMEM. */
+int64_t sp_fold_add_map(struct sp_fold *f, const struct sp_fold_map *m);
+
+/*
+ * The index of fr's identity in frame_keys: the frame it is when below
+ * nframes, else the next one to add.  -ENOMEM.
+ */
+int64_t sp_fold_frame_key(struct sp_fold *f, const struct sp_fold_frame *fr);
+
+/* compact.c */
+
+/* A gone line: take what the process (or thread) put in the tables out. */
+void sp_fold_gone(struct sp_fold *f, const struct sp_st_gone *g);
+
+/*
+ * With no count and no stack half read, once what was let go weighs as
+ * much as what the live processes hold: copy what is reachable into a new
+ * model and free the old.  Out of memory, f stays as it was.
+ */
+void sp_fold_compact(struct sp_fold *f);
 
 /* Whether the event counts time, so that weights are nanoseconds. */
 int sp_fold_time_event(const struct sp_fold *f);
