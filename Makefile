@@ -67,8 +67,9 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err base/idset \
 	elf/locate elf/symcache \
 	record/record record/events record/convert record/merge record/attach \
 	record/synth record/host record/capture record/stacktail record/keep \
+	record/offcpu \
 	unwind/unwind unwind/outermost unwind/gostep unwind/splice unwind/intern \
-	unwind/unwstream unwind/missing \
+	unwind/unwstream unwind/missing unwind/offcpu \
 	symbolize/symbolize symbolize/src-kernel symbolize/src-elf symbolize/src-go \
 	symbolize/src-jitdump symbolize/src-perfmap symbolize/symstream \
 	symbolize/missing \

@@ -20,6 +20,9 @@ static struct options {
 	unsigned flags;		/* SP_FOLD_* */
 	enum format format;
 	uint64_t top;		/* 0: the format's output */
+	int weight_time;	/* --weight time: refuse other units */
+	int weight_given;
+	int mode;		/* MODE_*: which samples count */
 	const char *output;
 	const char *input;
 	uint64_t every;		/* ns; 0: one profile of the whole input */
@@ -42,7 +45,8 @@ static struct sp_window *win;
 static void usage(void)
 {
 	printf("usage: sp-fold [--format folded|pprof|speedscope] [--names short|full]\n"
-	       "               [--pid] [--tid] [--hidden] [--weight] [--top N] [-o FILE] [FILE]\n"
+	       "               [--pid] [--tid] [--hidden] [--weight [samples|period|time]]\n"
+	       "               [--mode cpu|off-cpu|wall] [--top N] [-o FILE] [FILE]\n"
 	       "       sp-fold --every DURATION [--format folded|pprof] [--service NAME]\n"
 	       "               [--label KEY=VALUE]... [options] -o DIR [FILE]\n"
 	       "\n"
@@ -60,7 +64,15 @@ static void usage(void)
 	       "      --tid         first frame is comm-PID/TID\n"
 	       "      --hidden      keep hidden frames: start-up glue (_start, start_thread,\n"
 	       "                    ...) and interpreter glue between Python frames\n"
-	       "      --weight      count sample weights (periods), not samples\n"
+	       "      --mode M      of a recording with --off-cpu, what counts: cpu\n"
+	       "                    (samples), off-cpu (waits) or wall (both, each\n"
+	       "                    thread adding up to its elapsed time; --weight time\n"
+	       "                    unless given); default: both\n"
+	       "      --weight W    samples: count samples and off-CPU waits (default);\n"
+	       "                    period (--weight alone): sum their weights, the\n"
+	       "                    periods of CPU samples and the nanoseconds of waits;\n"
+	       "                    time: the same, refused unless the event counts time\n"
+	       "                    (cpu-clock, task-clock), so all is nanoseconds\n"
 	       "      --top N       print the N hottest functions by self and total instead\n"
 	       "      --every D     a profile per window of D (10s, 1m, ...; windows start at\n"
 	       "                    multiples of D since the epoch, in UTC)\n"
@@ -74,7 +86,7 @@ static void usage(void)
 }
 
 enum { OPT_PID = 256, OPT_TID, OPT_HIDDEN, OPT_WEIGHT, OPT_TOP, OPT_NAMES,
-       OPT_EVERY, OPT_LABEL, OPT_SERVICE };
+       OPT_EVERY, OPT_LABEL, OPT_SERVICE, OPT_MODE };
 
 static const struct option longopts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -82,7 +94,8 @@ static const struct option longopts[] = {
 	{ "pid", no_argument, NULL, OPT_PID },
 	{ "tid", no_argument, NULL, OPT_TID },
 	{ "hidden", no_argument, NULL, OPT_HIDDEN },
-	{ "weight", no_argument, NULL, OPT_WEIGHT },
+	{ "weight", optional_argument, NULL, OPT_WEIGHT },
+	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "every", required_argument, NULL, OPT_EVERY },
 	{ "label", required_argument, NULL, OPT_LABEL },
@@ -170,10 +183,28 @@ static void idle_close(void *arg)
 }
 
 /* Fold one record; SP_IN_ERROR when the stream contradicts itself. */
+/* --mode: what counts of a stream with CPU samples and off-CPU waits. */
+enum { MODE_ALL, MODE_CPU, MODE_OFFCPU, MODE_WALL };
+
+/* Whether rec is a sample or wait --mode leaves out. */
+static int left_out(const struct sp_st_rec *rec)
+{
+	return (rec->type == SP_ST_SAMPLE && opt.mode == MODE_OFFCPU) ||
+	       (rec->type == SP_ST_OFFCPU && opt.mode == MODE_CPU);
+}
+
 static int apply(const struct sp_st_rec *rec)
 {
-	int r = sp_fold_apply(fold, rec);
+	int r;
 
+	if (left_out(rec))
+		return 0;
+	r = sp_fold_apply(fold, rec);
+
+	if (!r && rec->type == SP_ST_EVENT && opt.weight_time &&
+	    !sp_fold_time_event(fold))
+		sp_die("--weight time: the event '%s' counts events, not time: use --weight period",
+		       rec->u.event.name);
 	if (r == -EINVAL) {
 		sp_st_reader_fail(rd, sp_fold_error(fold));
 		return SP_IN_ERROR;
@@ -191,8 +222,8 @@ static int fold_windows(void)
 	int r, w;
 
 	while ((r = sp_st_read(rd, &rec)) > 0) {
-		if (rec.type == SP_ST_SAMPLE &&
-		    (w = sp_window_sample(win, fold, rec.u.sample.time,
+		if ((rec.type == SP_ST_SAMPLE || rec.type == SP_ST_OFFCPU) &&
+		    !left_out(&rec) && (w = sp_window_sample(win, fold, rec.u.sample.time,
 					      sp_clock_ns(CLOCK_REALTIME))))
 			window_failed(w);
 		if ((r = apply(&rec)))
@@ -215,7 +246,7 @@ static int fold_windows(void)
 int main(int argc, char **argv)
 {
 	struct sp_st_rec rec;
-	const char *errstr, *name;
+	const char *errstr, *name, *w;
 	struct stat st;
 	int c, r;
 
@@ -253,7 +284,34 @@ int main(int argc, char **argv)
 			opt.flags |= SP_FOLD_HIDDEN;
 			break;
 		case OPT_WEIGHT:
-			opt.flags |= SP_FOLD_WEIGHT;
+			/* "--weight time" as well as "--weight=time" */
+			w = optarg;
+			if (!w && optind < argc &&
+			    (!strcmp(argv[optind], "samples") ||
+			     !strcmp(argv[optind], "period") ||
+			     !strcmp(argv[optind], "time")))
+				w = argv[optind++];
+			opt.weight_given = 1;
+			if (!w || !strcmp(w, "period"))
+				opt.flags |= SP_FOLD_WEIGHT;
+			else if (!strcmp(w, "time"))
+				opt.flags |= SP_FOLD_WEIGHT, opt.weight_time = 1;
+			else if (!strcmp(w, "samples"))
+				opt.flags &= ~SP_FOLD_WEIGHT, opt.weight_time = 0;
+			else
+				sp_usage_error("invalid --weight '%s': must be samples, period or time",
+					       w);
+			break;
+		case OPT_MODE:
+			if (!strcmp(optarg, "cpu"))
+				opt.mode = MODE_CPU;
+			else if (!strcmp(optarg, "off-cpu"))
+				opt.mode = MODE_OFFCPU;
+			else if (!strcmp(optarg, "wall"))
+				opt.mode = MODE_WALL;
+			else
+				sp_usage_error("invalid --mode '%s': must be cpu, off-cpu or wall",
+					       optarg);
 			break;
 		case OPT_TOP:
 			errstr = sp_parse_u64(optarg, 1, 1000000, &opt.top);
@@ -302,6 +360,9 @@ int main(int argc, char **argv)
 		sp_usage_error("--every writes files: give -o DIR, a directory");
 	if ((opt.nlabels || opt.service) && opt.format != FMT_PPROF)
 		sp_usage_error("--label and --service are pprof's: give --format pprof");
+	/* wall time is the time on and off the CPU: nanoseconds */
+	if (opt.mode == MODE_WALL && !opt.weight_given)
+		opt.flags |= SP_FOLD_WEIGHT, opt.weight_time = 1;
 	if (opt.format == FMT_PPROF)
 		opt.flags |= SP_FOLD_SAMPLES;
 	else if (opt.format == FMT_SPEEDSCOPE)

@@ -36,6 +36,7 @@ static struct options {
 	int no_cache;
 	char cache_dir[4096];	/* "": the default */
 	int all;		/* -a: every process of the host */
+	int off_cpu_min_given;
 } opt = {
 	.output = "-",
 };
@@ -103,6 +104,13 @@ static void usage(void)
 	       "      --command-stdout FILE  COMMAND's standard output when the stream is on\n"
 	       "                           ours (default: our standard error)\n"
 	       "  -e, --event EVENT        %s (default cpu-clock)\n"
+	       "      --off-cpu            also record the time threads spend off the CPU\n"
+	       "                           (blocked or waiting to run), with their stacks at\n"
+	       "                           each switch-out where permitted (root, CAP_PERFMON\n"
+	       "                           or perf_event_paranoid <= 1), else without\n"
+	       "      --off-cpu-only       only the time off the CPU, no CPU samples\n"
+	       "      --off-cpu-min TIME   no stack for a wait shorter than TIME (ns, us, ms, s;\n"
+	       "                           at most 1s; default 0): its time is kept unsampled"
 	       "  -m, --mmap-pages PAGES   ring buffer data pages per cpu, a power of 2 in\n"
 	       "                           1..%u (default %u)\n"
 	       "  -o, --output FILE        write to FILE instead of standard output\n"
@@ -190,7 +198,7 @@ static void parse_options(int argc, char **argv)
 	enum { OPT_STACK = 256, OPT_NO_KERNEL, OPT_ATTACH, OPT_TIMEOUT,
 	       OPT_CMD_STDOUT, OPT_CACHE_DIR, OPT_CACHE_SIZE, OPT_NO_CACHE };
 	enum { OPT_STACK_TAIL = 512, OPT_COMM, OPT_CGROUP, OPT_INCLUDE_SELF,
-	       OPT_TID };
+	       OPT_TID, OPT_OFF_CPU, OPT_OFF_CPU_ONLY, OPT_OFF_CPU_MIN };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all-cpus", no_argument, NULL, 'a' },
@@ -209,6 +217,9 @@ static void parse_options(int argc, char **argv)
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+		{ "off-cpu-only", no_argument, NULL, OPT_OFF_CPU_ONLY },
+		{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
 		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 		{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
 		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
@@ -311,6 +322,21 @@ static void parse_options(int argc, char **argv)
 		case OPT_NO_KERNEL:
 			opt.rec.kernel = SP_RECORD_KERNEL_OFF;
 			break;
+		case OPT_OFF_CPU:
+			if (!opt.rec.off_cpu)
+				opt.rec.off_cpu = SP_RECORD_OFFCPU_ON;
+			break;
+		case OPT_OFF_CPU_ONLY:
+			opt.rec.off_cpu = SP_RECORD_OFFCPU_ONLY;
+			break;
+		case OPT_OFF_CPU_MIN:
+			why = sp_parse_duration(optarg, &opt.rec.off_cpu_min);
+			if (why || opt.rec.off_cpu_min > SP_RECORD_MAX_OFFCPU_MIN)
+				sp_usage_error("invalid off-CPU minimum '%s': %s",
+					       optarg, why ? why :
+					       "must be at most 1s");
+			opt.off_cpu_min_given = 1;
+			break;
 		case OPT_CACHE_DIR:
 			if (!*optarg || strlen(optarg) >= sizeof(opt.cache_dir))
 				sp_usage_error("invalid cache directory '%s': must be a path shorter than %zu bytes",
@@ -345,6 +371,8 @@ static void parse_options(int argc, char **argv)
 	if (!opt.all && (opt.rec.comms || opt.rec.cgroup ||
 			 opt.rec.include_self || opt.rec.tids))
 		sp_usage_error("--tid, --comm, --cgroup and --include-self choose among the processes of -a");
+	if (opt.off_cpu_min_given && !opt.rec.off_cpu)
+		sp_usage_error("--off-cpu-min needs --off-cpu or --off-cpu-only");
 	if (opt.all && opt.attach_given)
 		sp_usage_error("--attach is for -p: -a pauses nothing");
 	if (opt.command && opt.attach_given)
@@ -477,6 +505,14 @@ static const char *failure(void)
 	return msg;
 }
 
+/* Say, before it begins, what off-CPU recording will lack. */
+static void report_off_cpu(const struct sp_record_stats *st)
+{
+	if (opt.rec.off_cpu && !st->offcpu_stacks)
+		sp_warn("off-CPU: no stacks at switch-out, only each thread's time off the CPU: %s",
+			st->offcpu_why);
+}
+
 /* Write everything out and report; after this the recording is over. */
 static void end_recording(int *lost)
 {
@@ -505,6 +541,13 @@ static void end_recording(int *lost)
 			(unsigned long long)st.deep,
 			(unsigned long long)st.tail_bytes,
 			(unsigned long long)st.tails_changed);
+	if (!e && opt.rec.off_cpu)
+		sp_warn("off-CPU: %llu switches, %llu stacks at switch-out",
+			(unsigned long long)st.switches,
+			(unsigned long long)st.offcpu);
+	if (!e && st.offcpu_short)
+		sp_warn("off-CPU: %llu stacks not written, of waits shorter than --off-cpu-min (their time is kept, unsampled)",
+			(unsigned long long)st.offcpu_short);
 	if (!e && st.tails_denied)
 		sp_warn("stack tails: %llu not read, their stacks cut: %s",
 			(unsigned long long)st.tails_denied,
@@ -608,6 +651,7 @@ static int record_pids(void)
 	if (e)
 		sp_die("%s", failure());
 	sp_recorder_stats(rec, &st);
+	report_off_cpu(&st);
 	if (opt.all)
 		sp_warn("recording every process%s: %llu processes, %llu threads running",
 			opt.rec.cgroup ? " of the cgroup" : "",
@@ -708,6 +752,12 @@ static int record_command(void)
 	}
 	if (e == -EPIPE)
 		drop_recording();	/* nobody reads: just run it */
+	if (!e) {
+		struct sp_record_stats st;
+
+		sp_recorder_stats(rec, &st);
+		report_off_cpu(&st);
+	}
 	if (stop) {
 		/* interrupted before COMMAND ran: it never will */
 		sp_launch_free(l);

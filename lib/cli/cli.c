@@ -132,6 +132,36 @@ const char *sp_parse_seconds(const char *s, uint64_t *ns)
 	return NULL;
 }
 
+const char *sp_parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = { { "", 1e9 }, { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 },
+		      { "s", 1e9 }, { "m", 60e9 }, { "h", 3600e9 } };
+	const char *why = "must be a duration: a number and ns, us, ms, s, m or h";
+	double v;
+	char *end;
+	size_t i;
+
+	errno = 0;
+	if ((*s < '0' || *s > '9') && *s != '.')
+		return why;
+	v = strtod(s, &end);
+	if (errno || end == s)
+		return why;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		v *= units[i].ns;
+		if (!(v >= 0) || v > 1e16)
+			return why;
+		*ns = (uint64_t)(v + 0.5);
+		return NULL;
+	}
+	return why;
+}
+
 /* Streams ----------------------------------------------------------------- */
 
 /* The pipeline, in order; a spool holds an unwound stream. */

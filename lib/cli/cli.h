@@ -52,6 +52,13 @@ const char *sp_parse_size(const char *s, uint64_t *out);
 const char *sp_parse_seconds(const char *s, uint64_t *ns);
 
 /*
+ * Parse a duration of 0 or more with an optional fraction and unit (ns,
+ * us, ms, s, m or h; seconds without one: "500us", "1.5ms") into
+ * nanoseconds.
+ */
+const char *sp_parse_duration(const char *s, uint64_t *ns);
+
+/*
  * The input named name ("-": standard input) was another of stackpulse's
  * streams ("raw", "unwound", "symbolized", "spool") than the kind this
  * tool reads (want, which may also be "folded"): say which, and the stages

@@ -19,6 +19,8 @@ static struct sp_u64map *owned_table(struct sp_fold *f, uint8_t kind)
 		return &f->comms;
 	case SP_FOLD_OWN_PREFIX:
 		return &f->prefixes;
+	case SP_FOLD_OWN_OFFSTACK:
+		return &f->offstacks;
 	default:
 		return &f->stack_ids;
 	}
@@ -140,8 +142,9 @@ static int64_t copy_frame(struct copy *c, uint32_t i)
 	return id;
 }
 
-/* The stack of (pid, id) at index i of from, into to. */
-static int copy_stack(struct copy *c, uint32_t pid, uint32_t id, uint32_t i)
+/* The stack of (pid, id) at index i of from, into to's table of kind. */
+static int copy_stack(struct copy *c, uint32_t pid, uint32_t id, uint32_t i,
+		      uint8_t kind)
 {
 	const struct sp_fold_stack *st = &c->from->stacks[i];
 	struct sp_fold *to = c->to;
@@ -160,14 +163,14 @@ static int copy_stack(struct copy *c, uint32_t pid, uint32_t id, uint32_t i)
 			return -ENOMEM;
 		to->frame_ids[to->nframe_ids++] = (uint32_t)fid;
 	}
-	slot = sp_u64map_get(&to->stack_ids, sp_fold_key2(pid, id), NULL);
+	slot = sp_u64map_get(owned_table(to, kind), sp_fold_key2(pid, id), NULL);
 	if (!slot)
 		return -ENOMEM;
 	slot->val = to->nstacks;
 	to->stacks[to->nstacks++] = (struct sp_fold_stack){ .pid = pid,
 		.folded = (uint32_t)folded, .off = off, .n = st->n,
-		.end = st->end };
-	return sp_fold_own(to, pid, id, SP_FOLD_OWN_STACK);
+		.end = st->end, .offcpu = st->offcpu, .base = SP_FOLD_NONE };
+	return sp_fold_own(to, pid, id, kind);
 }
 
 /* What f's tables reach, copied into to (a new fold). */
@@ -219,7 +222,16 @@ static int copy_live(struct copy *c)
 		slot = &f->stack_ids.slots[i];
 		if (slot->used &&
 		    copy_stack(c, (uint32_t)(slot->key >> 32),
-			       (uint32_t)slot->key, (uint32_t)slot->val))
+			       (uint32_t)slot->key, (uint32_t)slot->val,
+			       SP_FOLD_OWN_STACK))
+			return -ENOMEM;
+	}
+	for (i = 0; i < f->offstacks.nslots; i++) {
+		slot = &f->offstacks.slots[i];
+		if (slot->used &&
+		    copy_stack(c, (uint32_t)(slot->key >> 32),
+			       (uint32_t)slot->key, (uint32_t)slot->val,
+			       SP_FOLD_OWN_OFFSTACK))
 			return -ENOMEM;
 	}
 	return 0;

@@ -136,6 +136,7 @@ void sp_fold_release(struct sp_fold *f)
 	free(f->frame_ids);
 	free(f->stacks);
 	sp_u64map_release(&f->stack_ids);
+	sp_u64map_release(&f->offstacks);
 	sp_u64map_release(&f->counts);
 	free(f->samples);
 	sp_u64map_release(&f->sample_ids);
@@ -201,6 +202,7 @@ void sp_fold_clear_counts(struct sp_fold *f)
 	memset(f->ends, 0, sizeof(f->ends));
 	f->nsamples_seen = 0;
 	f->weight_seen = 0;
+	f->offcpu_seen = 0;
 	f->first_time = f->last_time = 0;
 	sp_fold_compact(f);
 }
@@ -232,7 +234,8 @@ int sp_fold_time_event(const struct sp_fold *f)
 	const char *ev = f->event == SP_FOLD_NONE ? "" : f->strs.strs[f->event];
 
 	/* the software clocks count nanoseconds: their period is time */
-	return !strcmp(ev, "cpu-clock") || !strcmp(ev, "task-clock");
+	return !strcmp(ev, "cpu-clock") || !strcmp(ev, "task-clock") ||
+	       !strcmp(ev, "context-switches");	/* waits only: in ns */
 }
 
 static int fail(struct sp_fold *f, const char *fmt, ...)
@@ -514,7 +517,7 @@ static int finish_stack(struct sp_fold *f)
 	st = &f->stacks[f->nstacks++];
 	*st = (struct sp_fold_stack){ .pid = f->pend_pid,
 		.folded = (uint32_t)id, .off = f->pend_off, .n = n,
-		.end = f->pend_end };
+		.end = f->pend_end, .base = SP_FOLD_NONE };
 	f->pending = 0;
 	return 0;
 }
@@ -722,7 +725,164 @@ static int count_timeline(struct sp_fold *f, const struct sp_st_sample *sa,
 	return 0;
 }
 
-static int apply_sample(struct sp_fold *f, const struct sp_st_sample *sa)
+/*
+ * Kernel functions that only carry a thread off its CPU: the reason for a
+ * wait is the first kernel frame, from the leaf, that is none of these.
+ */
+static int scheduler_frame(const char *name)
+{
+	static const char *const prefixes[] = {
+		"schedule", "__schedule", "preempt_schedule", "io_schedule",
+		"finish_task_switch",
+		"__perf_event_task_sched", "perf_event_task_sched", "__traceiter",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return 0;
+}
+
+/*
+ * Where the kernel switches a thread that still wants to run: on its way
+ * back to user space after an interrupt or a system call, or at a
+ * preemption point in the kernel.
+ */
+static int preemption_frame(const char *name)
+{
+	static const char *const names[] = {
+		"irqentry_exit_to_user_mode", "exit_to_user_mode_loop",
+		"irqentry_exit", "preempt_schedule_irq", "raw_irqentry_exit_cond_resched",
+		"__cond_resched", "_cond_resched",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * The leaf frame of an off-CPU stack: "[off-cpu] futex_do_wait", from the
+ * kernel frames of base, "[off-cpu] preempted" for a thread switched out
+ * while it could still run, "[off-cpu] (not sampled)" when base is NULL
+ * (the wait's stack was not sampled).
+ */
+static int64_t reason_frame(struct sp_fold *f, const struct sp_fold_stack *base)
+{
+	const char *why = base ? "" : " (not sampled)";
+	struct sp_fold_frame *nf;
+	int64_t name, id;
+	uint32_t i;
+	char buf[320];
+
+	for (i = 0; base && i < base->n; i++) {
+		const struct sp_fold_frame *fr = &f->frames[f->frame_ids[base->off + i]];
+		const char *s = f->strs.strs[fr->name];
+
+		if (fr->kind != SP_FK_KERNEL || !*s || scheduler_frame(s))
+			continue;
+		if (preemption_frame(s)) {
+			snprintf(buf, sizeof(buf), "[off-cpu] preempted");
+			break;
+		}
+		snprintf(buf, sizeof(buf), "[off-cpu] %.300s",
+			 f->strs.strs[fr->folded]);
+		/* the folded name's "_[k]" goes: this frame is no code */
+		if (strlen(buf) > 4 && !strcmp(buf + strlen(buf) - 4, "_[k]"))
+			buf[strlen(buf) - 4] = 0;
+		break;
+	}
+	if (!base || i == base->n)
+		snprintf(buf, sizeof(buf), "[off-cpu]%s", why);
+	name = intern(f, buf);
+	if (name < 0)
+		return -ENOMEM;
+	id = sp_fold_frame_key(f, &(struct sp_fold_frame){ .pid = 0,
+		.kind = SP_FK_SYNTHETIC, .name = (uint32_t)name,
+		.file = SP_FOLD_NONE, .module = SP_FOLD_NONE,
+		.symbol = SP_FOLD_NONE });
+	if (id < 0 || (size_t)id < f->nframes)
+		return id;
+	if (SP_GROW(f->frames, f->framecap, f->nframes + 1))
+		return -ENOMEM;
+	nf = &f->frames[f->nframes++];
+	*nf = (struct sp_fold_frame){ .pid = 0, .name = (uint32_t)name,
+		.full = (uint32_t)name, .file = SP_FOLD_NONE,
+		.module = SP_FOLD_NONE, .symbol = SP_FOLD_NONE,
+		.map = SP_FOLD_NONE, .folded = (uint32_t)name,
+		.kind = SP_FK_SYNTHETIC, .origin = SP_FO_NONE };
+	return id;
+}
+
+/*
+ * The stack a wait of (pid, id) counts on: that stack and a leaf that says
+ * why it waited, made on first use and again when the stack was
+ * redefined.  Its index, or -errno.
+ */
+static int64_t off_stack(struct sp_fold *f, uint32_t pid, uint32_t id)
+{
+	struct sp_u64slot *st = NULL, *slot;
+	const struct sp_fold_stack *base = NULL;
+	uint32_t b = SP_FOLD_NONE, off, k;
+	int64_t leaf, folded;
+	int is_new;
+	char *s;
+
+	if (id) {
+		st = sp_u64map_find(&f->stack_ids, sp_fold_key2(pid, id));
+		if (!st)
+			return fail(f, "off-CPU wait of undefined stack %" PRIu32 "/%" PRIu32,
+				    pid, id);
+		b = (uint32_t)st->val;
+	}
+	slot = sp_u64map_find(&f->offstacks, sp_fold_key2(pid, id));
+	if (slot && f->stacks[slot->val].base == b)
+		return (int64_t)slot->val;
+	if (id)
+		base = &f->stacks[b];
+	leaf = reason_frame(f, base);
+	if (leaf < 0)
+		return leaf;
+	if (SP_GROW(f->frame_ids, f->frame_idcap,
+		    f->nframe_ids + 1 + (base ? base->n : 0)) ||
+	    SP_GROW(f->stacks, f->stackcap, f->nstacks + 1))
+		return -ENOMEM;
+	base = id ? &f->stacks[b] : NULL;	/* stacks may have moved */
+	off = (uint32_t)f->nframe_ids;
+	f->frame_ids[f->nframe_ids++] = (uint32_t)leaf;
+	for (k = 0; base && k < base->n; k++)
+		f->frame_ids[f->nframe_ids++] = f->frame_ids[base->off + k];
+	if (base && *f->strs.strs[base->folded]) {
+		const char *a = f->strs.strs[base->folded];
+		const char *z = f->strs.strs[f->frames[leaf].folded];
+
+		s = malloc(strlen(a) + strlen(z) + 2);
+		if (s)
+			sprintf(s, "%s;%s", a, z);
+		folded = intern_free(f, s);
+	} else {
+		folded = intern(f, f->strs.strs[f->frames[leaf].folded]);
+	}
+	if (folded < 0)
+		return -ENOMEM;
+	slot = sp_u64map_get(&f->offstacks, sp_fold_key2(pid, id), &is_new);
+	if (!slot)
+		return -ENOMEM;
+	slot->val = f->nstacks;
+	if (is_new && sp_fold_own(f, pid, id, SP_FOLD_OWN_OFFSTACK))
+		return -ENOMEM;
+	f->stacks[f->nstacks++] = (struct sp_fold_stack){ .pid = pid,
+		.folded = (uint32_t)folded, .off = off,
+		.n = f->nframe_ids - off,
+		.end = base ? base->end : SP_END_MAX, .offcpu = 1, .base = b };
+	return (int64_t)slot->val;
+}
+
+static int apply_sample(struct sp_fold *f, const struct sp_st_sample *sa,
+			int off)
 {
 	struct sp_u64slot *st, *pre, *cnt, *c;
 	uint32_t stack, prefix, comm = SP_FOLD_NONE;
@@ -730,11 +890,18 @@ static int apply_sample(struct sp_fold *f, const struct sp_st_sample *sa)
 	int64_t id;
 	int r;
 
-	st = sp_u64map_find(&f->stack_ids, sp_fold_key2(sa->pid, sa->id));
-	if (!st)
-		return fail(f, "sample of undefined stack %" PRIu32 "/%" PRIu32,
-			    sa->pid, sa->id);
-	stack = (uint32_t)st->val;
+	if (off) {
+		if ((id = off_stack(f, sa->pid, sa->id)) < 0)
+			return (int)id;
+		stack = (uint32_t)id;
+		f->offcpu_seen++;
+	} else {
+		st = sp_u64map_find(&f->stack_ids, sp_fold_key2(sa->pid, sa->id));
+		if (!st)
+			return fail(f, "sample of undefined stack %" PRIu32 "/%" PRIu32,
+				    sa->pid, sa->id);
+		stack = (uint32_t)st->val;
+	}
 	pre = sp_u64map_find(&f->prefixes, sp_fold_key2(sa->pid, sa->tid));
 	if (!pre) {
 		id = make_prefix(f, sa->pid, sa->tid);
@@ -800,7 +967,9 @@ int sp_fold_apply(struct sp_fold *f, const struct sp_st_rec *rec)
 	case SP_ST_FRAME:
 		return apply_frame(f, &rec->u.frame);
 	case SP_ST_SAMPLE:
-		return apply_sample(f, &rec->u.sample);
+		return apply_sample(f, &rec->u.sample, 0);
+	case SP_ST_OFFCPU:
+		return apply_sample(f, &rec->u.sample, 1);
 	case SP_ST_SUMMARY:
 		f->duration_ns = rec->u.summary.duration_ns;
 		return 0;

@@ -47,6 +47,12 @@ int sp_fold_apply(struct sp_fold *f, const struct sp_st_rec *rec);
 /* Description of the last -EINVAL, without position. */
 const char *sp_fold_error(const struct sp_fold *f);
 
+/*
+ * Whether the stream's event counts time (cpu-clock, task-clock, or only
+ * off-CPU waits), so that every weight is nanoseconds.
+ */
+int sp_fold_time_event(const struct sp_fold *f);
+
 /* Samples (or weight) counted so far. */
 uint64_t sp_fold_total(const struct sp_fold *f);
 

@@ -45,6 +45,10 @@ struct sp_fold_stack {
 	uint32_t folded;	/* string id: the frames joined root first */
 	uint32_t off, n;	/* frame indexes frame_ids[off..off+n), leaf first */
 	uint8_t end;		/* enum sp_unw_end; SP_END_MAX: not one we know */
+	uint8_t offcpu;		/* an off-CPU stack: waits are counted on it */
+	uint32_t base;		/* an off-CPU stack: the index of the stack
+				   it was made of (a redefinition makes
+				   another), SP_FOLD_NONE for none */
 };
 
 struct sp_fold_map {
@@ -90,7 +94,8 @@ struct sp_fold_own {
 	uint8_t kind;
 };
 
-enum { SP_FOLD_OWN_COMM, SP_FOLD_OWN_PREFIX, SP_FOLD_OWN_STACK };
+enum { SP_FOLD_OWN_COMM, SP_FOLD_OWN_PREFIX, SP_FOLD_OWN_STACK,
+       SP_FOLD_OWN_OFFSTACK };
 
 /* The keys of one process, to take out when it is gone. */
 struct sp_fold_owned {
@@ -137,6 +142,11 @@ struct sp_fold {
 	struct sp_fold_stack *stacks;
 	size_t nstacks, stackcap;
 	struct sp_u64map stack_ids;	/* pid << 32 | id -> index into stacks */
+	/*
+	 * The stacks off-CPU waits are counted on: a stack of stack_ids (or
+	 * none, id 0) with a synthetic leaf that says why it waited.
+	 */
+	struct sp_u64map offstacks;	/* pid << 32 | id -> index into stacks */
 
 	/* counts */
 	struct sp_u64map counts;	/* prefix id << 32 | folded id -> count */
@@ -149,6 +159,7 @@ struct sp_fold {
 	uint64_t total;			/* samples, or weights with SP_FOLD_WEIGHT */
 	uint64_t ends[SP_END_MAX + 1];	/* of total, by stack end */
 	uint64_t nsamples_seen, weight_seen;
+	uint64_t offcpu_seen;		/* of them, off-CPU waits */
 
 	/*
 	 * Processes the stream says are gone (its gone lines) are taken out
@@ -214,8 +225,5 @@ void sp_fold_gone(struct sp_fold *f, const struct sp_st_gone *g);
  * model and free the old.  Out of memory, f stays as it was.
  */
 void sp_fold_compact(struct sp_fold *f);
-
-/* Whether the event counts time, so that weights are nanoseconds. */
-int sp_fold_time_event(const struct sp_fold *f);
 
 #endif

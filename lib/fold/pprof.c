@@ -38,6 +38,7 @@ struct pmap {
 
 struct pp {
 	struct sp_fold *f;
+	int nvalues;			/* sample types: 2, 3 or 4 */
 	struct sp_strtab strs;		/* the profile's string table */
 
 	struct sp_strtab fn_keys;	/* a function's identity -> index */
@@ -333,9 +334,13 @@ static int fill_sample(struct pp *p, const struct sp_fold_sample *fs,
 		s->location_id[n++] = (uint64_t)pre;
 	s->n_location_id = n;
 	values[0] = (int64_t)fs->count;
-	values[1] = (int64_t)fs->weight;
+	values[1] = p->f->stacks[fs->stack].offcpu ? 0 : (int64_t)fs->weight;
 	s->value = values;
-	s->n_value = 2;
+	s->n_value = p->nvalues;
+	if (p->nvalues > 2)	/* off_cpu, then wall: both */
+		values[2] = (int64_t)fs->weight - values[1];
+	if (p->nvalues > 3)
+		values[3] = (int64_t)fs->weight;
 	lp[0] = num_label(&labels[0], keys[0], fs->pid);
 	lp[1] = num_label(&labels[1], keys[1], fs->tid);
 	s->n_label = 2;
@@ -414,28 +419,40 @@ static void pp_release(struct pp *p, pb_sample *samples, size_t nsamples)
 	sp_strtab_release(&p->map_keys);
 }
 
-/* The two sample types and the period type, as string indexes. */
-static int value_types(struct pp *p, pb_valuetype vt[3], int64_t *period)
+/*
+ * The sample types (samples, the event's; with off-CPU waits, off_cpu and,
+ * for a clock event, wall: the two added up) into vt, their number into
+ * p->nvalues, and the period type into vt[4], as string indexes.
+ */
+static int value_types(struct pp *p, pb_valuetype vt[5], int64_t *period)
 {
 	const struct sp_fold *f = p->f;
 	const char *ev = sp_fold_str(f, f->event);
 	int time = sp_fold_time_event(f);
-	int64_t s[6];
+	int64_t s[8];
 	int i;
 
+	p->nvalues = !f->offcpu_seen ? 2 : time ? 4 : 3;
 	s[0] = str(p, "samples");
 	s[1] = str(p, "count");
 	s[2] = str(p, time ? "cpu" : *ev ? ev : "events");
 	s[3] = str(p, time ? "nanoseconds" : "count");
-	for (i = 0; i < 4; i++)
+	s[4] = str(p, "off_cpu");
+	s[5] = str(p, "nanoseconds");
+	s[6] = str(p, "wall");
+	for (i = 0; i < 7; i++)
 		if (s[i] < 0)
 			return -ENOMEM;
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 5; i++)
 		perftools__profiles__value_type__init(&vt[i]);
 	vt[0].type = s[0];
 	vt[0].unit = s[1];
-	vt[1].type = vt[2].type = s[2];
-	vt[1].unit = vt[2].unit = s[3];
+	vt[1].type = vt[4].type = s[2];
+	vt[1].unit = vt[4].unit = s[3];
+	vt[2].type = s[4];
+	vt[2].unit = s[5];
+	vt[3].type = s[6];
+	vt[3].unit = s[5];
 	if (f->freq)
 		*period = f->event_value && time ?
 			  (int64_t)(1000000000ull / f->event_value) : 0;
@@ -448,7 +465,7 @@ int sp_fold_write_pprof(struct sp_fold *f, struct sp_out *out)
 {
 	struct pp p = { .f = f };
 	pb_profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-	pb_valuetype vt[3], *vtp[2] = { &vt[0], &vt[1] };
+	pb_valuetype vt[5], *vtp[4] = { &vt[0], &vt[1], &vt[2], &vt[3] };
 	pb_sample *samples = NULL, **sp = NULL;
 	pb_function **fnp = NULL;
 	pb_location **locp = NULL;
@@ -462,7 +479,7 @@ int sp_fold_write_pprof(struct sp_fold *f, struct sp_out *out)
 
 	samples = calloc(f->nsamples + 1, sizeof(*samples));
 	sp = calloc(f->nsamples + 1, sizeof(*sp));
-	values = calloc(2 * f->nsamples + 1, sizeof(*values));
+	values = calloc(4 * f->nsamples + 1, sizeof(*values));
 	labels = calloc(per * f->nsamples + 1, sizeof(*labels));
 	lp = calloc(per * f->nsamples + 1, sizeof(*lp));
 	extra = calloc(f->nlabels + 1, sizeof(*extra));
@@ -485,7 +502,7 @@ int sp_fold_write_pprof(struct sp_fold *f, struct sp_out *out)
 			goto out;
 	for (i = 0; i < f->nsamples; i++) {
 		r = fill_sample(&p, &f->samples[i], &samples[i],
-				&values[2 * i], &labels[per * i], &lp[per * i],
+				&values[4 * i], &labels[per * i], &lp[per * i],
 				keys, extra);
 		if (r)
 			goto out;
@@ -517,7 +534,7 @@ int sp_fold_write_pprof(struct sp_fold *f, struct sp_out *out)
 		mapp[i] = &maps[i];
 	}
 	prof.sample_type = vtp;
-	prof.n_sample_type = 2;
+	prof.n_sample_type = p.nvalues;
 	prof.sample = sp;
 	prof.n_sample = f->nsamples;
 	prof.mapping = mapp;
@@ -536,7 +553,7 @@ int sp_fold_write_pprof(struct sp_fold *f, struct sp_out *out)
 		prof.duration_nanos = (int64_t)(f->duration_ns ? f->duration_ns :
 						f->last_time - f->first_time);
 	}
-	prof.period_type = &vt[2];
+	prof.period_type = &vt[4];
 	prof.period = period;
 	prof.comment = &comment;
 	prof.n_comment = 1;

@@ -27,6 +27,9 @@ struct sp_event_info {
 
 #define SP_EV_FREQ	0x1	/* freq_or_period is a frequency in Hz */
 #define SP_EV_KERNEL	0x2	/* kernel callchains were recorded */
+#define SP_EV_SWITCH	0x4	/* SWITCH records: off-CPU time per thread */
+#define SP_EV_OFFCPU	0x8	/* OFFCPU samples: stacks at switch-out */
+#define SP_EV_NO_CPU	0x10	/* no CPU samples: only off-CPU time */
 
 enum sp_rec_type {
 	SP_REC_SAMPLE = 1,	/* per stream: struct sp_raw_sample, sp_unw_sample */
@@ -42,6 +45,8 @@ enum sp_rec_type {
 	SP_REC_KSYM = 11,
 	SP_REC_PERFMAP = 12,
 	SP_REC_TAIL = 13,	/* raw stream only: struct sp_tail_rec (tail.h) */
+	SP_REC_SWITCH = 14,	/* raw stream only: struct sp_switch_rec */
+	SP_REC_OFFCPU = 15,	/* per stream: the layout of its SAMPLE */
 	SP_REC_TYPE_MAX
 };
 
@@ -138,6 +143,22 @@ struct sp_perfmap_rec {
 	char text[];		/* len bytes of "START SIZE name\n" lines */
 };
 
+#define SP_SWITCH_OUT		0x1	/* switched out; else switched in */
+#define SP_SWITCH_PREEMPT	0x2	/* out while still runnable */
+
+/*
+ * A thread left a CPU (SP_SWITCH_OUT) or came back to one: the kernel's
+ * PERF_RECORD_SWITCH.  The time between a switch-out and the thread's
+ * next switch-in is time off the CPU; sp-unwind turns it into weights.
+ */
+struct sp_switch_rec {
+	struct sp_rec_hdr hdr;
+	uint64_t time;
+	uint32_t pid, tid;
+	uint32_t cpu;
+	uint32_t flags;		/* SP_SWITCH_* */
+};
+
 _Static_assert(sizeof(struct sp_event_info) == 72, "event info layout");
 _Static_assert(sizeof(struct sp_mmap_rec) == 112, "mmap layout");
 _Static_assert(sizeof(struct sp_comm_rec) == 48, "comm layout");
@@ -147,6 +168,7 @@ _Static_assert(sizeof(struct sp_throttle_rec) == 32, "throttle layout");
 _Static_assert(sizeof(struct sp_image_rec) == 40, "image layout");
 _Static_assert(sizeof(struct sp_ksym_rec) == 24, "ksym layout");
 _Static_assert(sizeof(struct sp_perfmap_rec) == 32, "perfmap layout");
+_Static_assert(sizeof(struct sp_switch_rec) == 32, "switch layout");
 
 /*
  * Check the payload of a record of a type listed above (MMAP to IMAGE, KSYM,

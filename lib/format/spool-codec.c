@@ -39,6 +39,13 @@ const char *sp_spool_rec_check(const struct sp_u64map *stacks,
 		if (!sp_u64map_find(stacks, sp_spool_key(s->pid, s->stack_id)))
 			return "SAMPLE refers to a stack no STACK record defined";
 		return NULL;
+	case SP_REC_OFFCPU:
+		if (rec->size < sizeof(*s))
+			return "OFFCPU record too short";
+		if (s->stack_id &&
+		    !sp_u64map_find(stacks, sp_spool_key(s->pid, s->stack_id)))
+			return "OFFCPU refers to a stack no STACK record defined";
+		return NULL;
 	case SP_REC_STACK:
 		return sp_unw_stack_parse(rec, &v);
 	case SP_REC_SUMMARY:

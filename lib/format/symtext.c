@@ -21,6 +21,7 @@ static const char *const type_names[] = {
 	[SP_ST_START] = "start",
 	[SP_ST_MAP] = "map",
 	[SP_ST_GONE] = "gone",
+	[SP_ST_OFFCPU] = "offcpu",
 };
 
 #define NTYPES (sizeof(type_names) / sizeof(type_names[0]))
@@ -156,9 +157,11 @@ int sp_st_write(struct sp_out *out, const struct sp_st_rec *rec)
 	case SP_ST_FRAME:
 		return write_frame(out, &rec->u.frame);
 	case SP_ST_SAMPLE:
-		return sp_out_printf(out, "sample\t%" PRIu64 "\t%" PRIu32 "\t%"
+	case SP_ST_OFFCPU:
+		return sp_out_printf(out, "%s\t%" PRIu64 "\t%" PRIu32 "\t%"
 				     PRIu32 "\t%" PRIu32 "\t%" PRIu64 "\t%"
-				     PRIu32 "\n", rec->u.sample.time,
+				     PRIu32 "\n", type_name(rec->type),
+				     rec->u.sample.time,
 				     rec->u.sample.pid, rec->u.sample.tid,
 				     rec->u.sample.cpu, rec->u.sample.weight,
 				     rec->u.sample.id);
@@ -498,6 +501,7 @@ const char *sp_st_parse(char *line, size_t len, struct sp_st_rec *rec)
 	case SP_ST_FRAME:
 		return parse_frame(f, nf, &rec->u.frame);
 	case SP_ST_SAMPLE:
+	case SP_ST_OFFCPU:
 		if (nf < 7)
 			return "need 7 fields";
 		if (parse_u64(f[1], 10, &rec->u.sample.time))
@@ -510,7 +514,9 @@ const char *sp_st_parse(char *line, size_t len, struct sp_st_rec *rec)
 			return "CPU is not a number";
 		if (parse_u64(f[5], 10, &rec->u.sample.weight))
 			return "WEIGHT is not a number";
-		if (parse_u32(f[6], &rec->u.sample.id) || !rec->u.sample.id)
+		if (parse_u32(f[6], &rec->u.sample.id))
+			return "ID is not a number";
+		if (!rec->u.sample.id && rec->type == SP_ST_SAMPLE)
 			return "ID is not a number from 1";
 		return NULL;
 	case SP_ST_LOST:

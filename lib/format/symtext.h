@@ -41,6 +41,8 @@ enum sp_st_type {
 	SP_ST_START,		/* when the recording began, on both clocks */
 	SP_ST_MAP,		/* an executable mapping of a process */
 	SP_ST_GONE,		/* a process ended: nothing later refers to it */
+	SP_ST_OFFCPU,		/* a wait off the CPU: u.sample, weight in ns,
+				   id 0 when no stack was sampled */
 };
 
 struct sp_st_event {

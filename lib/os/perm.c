@@ -289,6 +289,30 @@ static void explain_profile_cpu(struct text *t, const struct sp_perm *p,
 		put(t, "): a security module (SELinux, AppArmor) or a seccomp filter may forbid it");
 }
 
+/* An event sampled in the kernel's own code: paranoid 1 allows it. */
+static void explain_profile_kernel(struct text *t, const struct sp_perm *p,
+				   int err)
+{
+	int perfmon = has(p, SP_CAP_PERFMON) || has(p, SP_CAP_SYS_ADMIN);
+
+	if (p->have_paranoid && p->paranoid > 1 && !perfmon) {
+		put(t, "kernel.perf_event_paranoid is %lld, which allows %s; a sample taken in the kernel (at a context switch) needs it at 1 or below, or CAP_PERFMON, and this process has neither it nor CAP_SYS_ADMIN",
+		    p->paranoid, paranoid_allows(p->paranoid));
+		caps(t, p);
+		put(t, ": run as root, grant CAP_PERFMON, or set kernel.perf_event_paranoid to 1");
+		return;
+	}
+	put(t, "no cause found here (");
+	if (p->have_paranoid)
+		put(t, "perf_event_paranoid %lld allows %s; ",
+		    p->paranoid, paranoid_allows(p->paranoid));
+	put(t, perfmon ? "this process has CAP_PERFMON" :
+	    "this process has no CAP_PERFMON");
+	put(t, err == -EPERM ?
+	    "): it answered EPERM, as a seccomp filter does (a container's): allow perf_event_open there" :
+	    "): a security module (SELinux, AppArmor) or a seccomp filter may forbid it");
+}
+
 static void explain_trace(struct text *t, const struct sp_perm *p,
 			  enum sp_perm_op op)
 {
@@ -361,6 +385,8 @@ const char *sp_perm_explain(const struct sp_perm *p, enum sp_perm_op op,
 	    op == SP_PERM_READ_MEMORY ? "process_vm_readv" : "perf_event_open");
 	if (op == SP_PERM_PROFILE)
 		explain_profile(&t, p, err < 0 ? err : -err);
+	else if (op == SP_PERM_PROFILE_KERNEL)
+		explain_profile_kernel(&t, p, err < 0 ? err : -err);
 	else if (op == SP_PERM_PROFILE_CPU)
 		explain_profile_cpu(&t, p, err < 0 ? err : -err);
 	else

@@ -49,6 +49,8 @@ enum sp_perm_op {
 	SP_PERM_PROFILE,	/* perf_event_open(2) of a thread */
 	SP_PERM_PROFILE_CPU,	/* perf_event_open(2) of every task on a CPU
 				   (or of a cgroup's): no target process */
+	SP_PERM_PROFILE_KERNEL,	/* perf_event_open(2) of an event sampled
+				   in the kernel (context switches) */
 	SP_PERM_TRACE,		/* ptrace(PTRACE_SEIZE) of a thread */
 	SP_PERM_READ_MEMORY,	/* process_vm_readv(2): ptrace's rules, but
 				   a tracer already there is no obstacle */

@@ -7,19 +7,31 @@
 
 #include "recorder.h"
 
-/* The sample_id_all trailer for sample_type TID | TIME | CPU. */
+/*
+ * The sample_id_all trailer for sample_type TID | TIME | CPU, followed by
+ * the IDENTIFIER when off-CPU samples share the buffer (idlen 8).
+ */
 struct id_trailer {
 	uint32_t pid, tid;
 	uint64_t time;
 	uint32_t cpu, res;
 };
 
-static int trailer(const struct perf_event_header *h, size_t fixed,
+/* The trailer's bytes: what the payload's end moves back by. */
+static size_t trailer_size(const struct sp_recorder *r)
+{
+	return sizeof(struct id_trailer) + r->ev.idlen;
+}
+
+static int trailer(const struct sp_recorder *r,
+		   const struct perf_event_header *h, size_t fixed,
 		   struct id_trailer *t)
 {
-	if (h->size < sizeof(*h) + fixed + sizeof(*t))
+	size_t n = trailer_size(r);
+
+	if (h->size < sizeof(*h) + fixed + n)
 		return -1;
-	memcpy(t, (const uint8_t *)h + h->size - sizeof(*t), sizeof(*t));
+	memcpy(t, (const uint8_t *)h + h->size - n, sizeof(*t));
 	return 0;
 }
 
@@ -73,10 +85,15 @@ static int conv_sample(struct sp_recorder *r, const struct perf_event_header *h)
 	uint64_t nr = 0, abi, size, dyn = 0, i, k = 0, nk = 0;
 	struct sp_raw_sample *s;
 	size_t out, nregs = 0;
+	uint64_t id = 0;
+	int off;
 	uint8_t *p;
 
-	if (take(&c, &f, sizeof(f)))
+	if ((r->ev.idlen && take(&c, &id, 8)) || take(&c, &f, sizeof(f)))
 		return bad(r);
+	off = r->ev.sw_main || (r->ev.idlen && rec_offcpu_is_switch(r, id));
+	if (off && !f.tid)
+		return 0;	/* the idle task leaving a CPU: work came */
 	if (r->ev.attr.sample_type & PERF_SAMPLE_CALLCHAIN) {
 		if (take(&c, &nr, 8) || nr > 0xffff || skip(&c, nr * 8, &ips))
 			return bad(r);
@@ -126,7 +143,7 @@ static int conv_sample(struct sp_recorder *r, const struct perf_event_header *h)
 	if (!s)
 		return -ENOMEM;
 	memset(s, 0, sizeof(*s));
-	s->hdr.type = SP_REC_SAMPLE;
+	s->hdr.type = off ? SP_REC_OFFCPU : SP_REC_SAMPLE;
 	s->hdr.size = (uint32_t)out;
 	s->time = f.time;
 	s->pid = f.pid;
@@ -175,9 +192,9 @@ static int conv_mmap(struct sp_recorder *r, const struct perf_event_header *h)
 	const char *name;
 	size_t namemax, namelen, out;
 
-	if (trailer(h, 0, &t) || take(&c, &f, sizeof(f)))
+	if (trailer(r, h, 0, &t) || take(&c, &f, sizeof(f)))
 		return bad(r);
-	c.end -= sizeof(t);
+	c.end -= trailer_size(r);
 	if (h->type == PERF_RECORD_MMAP2) {
 		if (take(&c, &u, sizeof(u)) || take(&c, &prot, 4) ||
 		    take(&c, &flags, 4))
@@ -239,9 +256,9 @@ static int conv_comm(struct sp_recorder *r, const struct perf_event_header *h)
 	struct sp_comm_rec *o;
 	size_t n;
 
-	if (trailer(h, 8, &t) || take(&c, ids, sizeof(ids)))
+	if (trailer(r, h, 8, &t) || take(&c, ids, sizeof(ids)))
 		return bad(r);
-	c.end -= sizeof(t);
+	c.end -= trailer_size(r);
 	n = strnlen((const char *)c.p, (size_t)(c.end - c.p));
 	if (n == (size_t)(c.end - c.p))
 		return bad(r);
@@ -309,7 +326,7 @@ static int conv_lost(struct sp_recorder *r, const struct perf_event_header *h)
 	struct id_trailer t;
 	struct sp_lost_rec *o;
 
-	if (trailer(h, sizeof(f), &t) || take(&c, f, sizeof(f)))
+	if (trailer(r, h, sizeof(f), &t) || take(&c, f, sizeof(f)))
 		return bad(r);
 	o = rec_enqueue(r, t.time, sizeof(*o));
 	if (!o)
@@ -348,9 +365,22 @@ static int conv_throttle(struct sp_recorder *r,
 	return 0;
 }
 
+/* PERF_RECORD_SWITCH, or SWITCH_CPU_WIDE with the other task's ids first. */
+static int conv_switch(struct sp_recorder *r, const struct perf_event_header *h)
+{
+	struct id_trailer t;
+
+	if (trailer(r, h, h->type == PERF_RECORD_SWITCH_CPU_WIDE ? 8 : 0, &t))
+		return bad(r);
+	return rec_offcpu_convert(r, h, t.pid, t.tid, t.time, t.cpu);
+}
+
 int rec_convert(struct sp_recorder *r, const struct perf_event_header *h)
 {
 	switch (h->type) {
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return conv_switch(r, h);
 	case PERF_RECORD_SAMPLE:
 		return conv_sample(r, h);
 	case PERF_RECORD_MMAP:

@@ -103,7 +103,7 @@ int rec_events_setup(struct sp_recorder *r)
 		a->sample_max_stack = 127;
 	}
 	r->ev.nregs = (unsigned)__builtin_popcountll(REGS_MASK);
-	return 0;
+	return rec_offcpu_setup(r);
 }
 
 int rec_events_cpus(struct sp_recorder *r)
@@ -144,6 +144,7 @@ void rec_events_release(struct rec_events *ev)
 	free(ev->events);
 	free(ev->pfd);
 	free(ev->attached);
+	sp_u64map_release(&ev->sw_ids);
 	memset(ev, 0, sizeof(*ev));
 }
 
@@ -265,7 +266,7 @@ static int open_one(struct sp_recorder *r, pid_t pid, pid_t tid, unsigned b)
 	if (sp_ring_fd(cb->ring) == fd)
 		cb->owner = cb->polled = ev->nevents;
 	ev->nevents++;
-	return 0;
+	return rec_offcpu_open(r, tid, b, sp_ring_fd(cb->ring));
 }
 
 int rec_open_thread(struct sp_recorder *r, pid_t pid, pid_t tid)

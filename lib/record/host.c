@@ -316,11 +316,14 @@ int rec_host_write(struct sp_recorder *r, const struct sp_rec_hdr *h)
 			return -ENOMEM;
 		return 1;
 	case SP_REC_SAMPLE:
+	case SP_REC_OFFCPU:
 		tid = ((const struct sp_raw_sample *)h)->tid;
 		if (wanted(r, tid))
 			return 1;
 		r->host.filtered++;
 		return 0;
+	case SP_REC_SWITCH:
+		return wanted(r, ((const struct sp_switch_rec *)h)->tid);
 	case SP_REC_TAIL:
 		/* it goes with the sample after it, of its thread */
 		return wanted(r, ((const struct sp_tail_rec *)h)->tid);

@@ -63,19 +63,34 @@ int rec_write_until(struct sp_recorder *r, uint64_t horizon)
 {
 	struct rec_merge *m = &r->mg;
 	struct rec_queue *q = &m->q, *sp = &m->spare, tmp;
+	uint8_t *drop = NULL;
 	size_t i, j;
 	int e;
 
 	if (!q->n)
 		return 0;
 	qsort(q->v, q->n, sizeof(*q->v), cmp_queued);
+	if (r->ev.sw_on + r->ev.sw_main && r->o.off_cpu_min) {
+		drop = calloc(q->n, 1);
+		if (!drop || rec_offcpu_short(r, drop, horizon)) {
+			free(drop);
+			return sp_err_set(&r->err, -ENOMEM, "out of memory");
+		}
+	}
 	for (i = 0; i < q->n && q->v[i].time <= horizon; i++) {
 		const struct sp_rec_hdr *h = (const void *)(q->buf + q->v[i].off);
 
+		if (drop && drop[i]) {
+			r->ev.offcpu_short++;
+			continue;
+		}
+
 		/* the whole host's filters, in time order */
 		if (r->host.on && (e = rec_host_write(r, h)) <= 0) {
-			if (e)
+			if (e) {
+				free(drop);
 				return sp_err_set(&r->err, e, "out of memory");
+			}
 			continue;
 		}
 
@@ -90,19 +105,21 @@ int rec_write_until(struct sp_recorder *r, uint64_t horizon)
 		/* every record of the thread came before, in time order */
 		if (h->type == SP_REC_EXIT)
 			rec_thread_gone(r, ((const struct sp_task_rec *)h)->tid);
-		if (h->type == SP_REC_SAMPLE) {
+		e = 0;
+		if (h->type == SP_REC_SAMPLE || h->type == SP_REC_OFFCPU)
 			e = rec_capture_ksyms(r, (const struct sp_raw_sample *)h);
-			if (e)
-				return sp_err_set(&r->err, e, "cannot write the raw stream: %s",
-						  strerror(-e));
-		}
-		e = sp_out_write(r->out, h, h->size);
-		if (e)
+		if (!e)
+			e = sp_out_write(r->out, h, h->size);
+		if (e) {
+			free(drop);
 			return sp_err_set(&r->err, e, "cannot write the raw stream: %s",
 					  strerror(-e));
-		if (h->type == SP_REC_SAMPLE)
-			r->samples++;
+		}
+		r->samples += h->type == SP_REC_SAMPLE;
+		r->ev.offcpu += h->type == SP_REC_OFFCPU;
+		r->ev.switches += h->type == SP_REC_SWITCH;
 	}
+	free(drop);
 	/* what waits for the next pass moves to the spare queue */
 	sp->len = 0;
 	sp->n = 0;

@@ -351,7 +351,7 @@ int sp_recorder_wait(struct sp_recorder *r, int timeout_ms)
 
 int sp_recorder_consume(struct sp_recorder *r)
 {
-	uint64_t now = sp_mono_ns(), before = sp_out_bytes(r->out);
+	uint64_t now = sp_mono_ns(), before = sp_out_bytes(r->out), wait;
 	int e = rec_collect(r);
 
 	if (e)
@@ -364,7 +364,8 @@ int sp_recorder_consume(struct sp_recorder *r)
 	if (e)
 		return sp_err_set(&r->err, e, "cannot write the raw stream: %s",
 				  strerror(-e));
-	e = rec_write_until(r, now > HORIZON_NS ? now - HORIZON_NS : 0);
+	wait = rec_offcpu_horizon(r, HORIZON_NS);
+	e = rec_write_until(r, now > wait ? now - wait : 0);
 	/* a pass is at most every few milliseconds: let the reader see it */
 	if (!e && sp_out_bytes(r->out) != before) {
 		e = sp_out_flush(r->out);
@@ -423,6 +424,11 @@ void sp_recorder_stats(const struct sp_recorder *r, struct sp_record_stats *st)
 	st->cache_evicted = r->keep.evicted;
 	st->cache_error = r->keep.trim_err;
 	st->filtered = r->host.filtered;
+	st->switches = r->ev.switches;
+	st->offcpu = r->ev.offcpu;
+	st->offcpu_short = r->ev.offcpu_short;
+	st->offcpu_stacks = r->ev.sw_on || r->ev.sw_main;
+	st->offcpu_why = r->ev.sw_why;
 }
 
 int sp_recorder_cpu_lost(const struct sp_recorder *r, size_t i, int *cpu,

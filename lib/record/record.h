@@ -50,6 +50,20 @@ struct sp_out;
 #define SP_RECORD_MAX_TAIL	(8u << 20)
 #define SP_RECORD_DEFAULT_PAGES	2048	/* 8 MiB per CPU with 4 KiB pages */
 #define SP_RECORD_MAX_PAGES	65536
+#define SP_RECORD_MAX_OFFCPU_MIN	(1000 * 1000 * 1000ull)	/* 1 s */
+
+/*
+ * Time off the CPU: SWITCH records of every switch of a target thread
+ * (PERF_RECORD_SWITCH), and where permitted an OFFCPU sample at each
+ * switch-out (registers, user stack, kernel stack), from a
+ * context-switches event sampled at every switch.  Those need root,
+ * CAP_PERFMON or perf_event_paranoid <= 1 (the sample is taken in the
+ * kernel); without, only the SWITCH records are written, and the stats
+ * say why.
+ */
+#define SP_RECORD_OFFCPU_OFF	0
+#define SP_RECORD_OFFCPU_ON	1	/* with the CPU samples */
+#define SP_RECORD_OFFCPU_ONLY	2	/* no CPU samples */
 
 /*
  * How sp_recorder_attach() starts sampling (stackpulse 0.5's AttachMode;
@@ -117,6 +131,11 @@ struct sp_record_opts {
 				   given to sp_recorder_attach(), which
 				   keeps those and their children); NULL:
 				   all (copied) */
+	int off_cpu;		/* SP_RECORD_OFFCPU_* */
+	uint64_t off_cpu_min;	/* ns: a switch-out's stack is written
+				   only when the thread stays off the CPU
+				   this long (its time is kept either
+				   way), 0..SP_RECORD_MAX_OFFCPU_MIN */
 	int include_self;	/* sample the recorder and the pipeline it
 				   writes into (the readers of its output
 				   pipe, theirs, ...) too; by default their
@@ -166,6 +185,13 @@ struct sp_record_stats {
 	uint64_t cache_bytes;
 	uint64_t cache_evicted;	/* copies evicted to stay under cache_max */
 	int cache_error;	/* -errno: the cache could not be trimmed */
+	uint64_t switches;	/* SWITCH records written */
+	uint64_t offcpu;	/* OFFCPU samples written */
+	uint64_t offcpu_short;	/* OFFCPU samples not written: the thread
+				   was back within off_cpu_min */
+	int offcpu_stacks;	/* OFFCPU samples were asked of the kernel */
+	const char *offcpu_why;	/* if not (with off_cpu on), why, in words;
+				   lives as long as the recorder */
 	uint64_t filtered;	/* SP_RECORD_ATTACH_HOST: samples not written,
 				   of the recorder and its pipeline or of
 				   threads whose name is not asked for */

@@ -87,10 +87,48 @@ struct rec_events {
 	size_t nexited;		/* attached threads with exited set */
 	unsigned draining;	/* the buffer rec_collect() reads now */
 	int disabled;
+	/* off-CPU (offcpu.c) */
+	struct perf_event_attr swattr;	/* samples at each switch-out */
+	int sw_on;		/* swattr is opened beside attr */
+	int sw_main;		/* attr itself samples switch-outs (ONLY) */
+	unsigned idlen;		/* 8 with PERF_SAMPLE_IDENTIFIER, else 0 */
+	struct sp_u64map sw_ids;	/* ids of the swattr events */
+	char sw_why[SP_ERR_MAX];	/* why not, when off-CPU asked */
+	uint64_t switches, offcpu, offcpu_short;
 };
 
 /* Check the options and fill the event attributes.  0 or -errno. */
 int rec_events_setup(struct sp_recorder *r);
+
+/* offcpu.c ---------------------------------------------------------------- */
+
+/*
+ * With o->off_cpu, make attr record switches (and, for ONLY, be the
+ * switch-out sampler, or a dummy when that is not permitted) and fill
+ * swattr, after a trial open that decides whether the kernel permits
+ * samples at switch-out.  0 or -errno.
+ */
+int rec_offcpu_setup(struct sp_recorder *r);
+
+/* Open the switch-out sampler of tid on buffer b after its main event. */
+int rec_offcpu_open(struct sp_recorder *r, pid_t tid, unsigned b, int main_fd);
+
+/* Whether a sample with this PERF_SAMPLE_IDENTIFIER is a switch-out's. */
+int rec_offcpu_is_switch(const struct sp_recorder *r, uint64_t id);
+
+/* A PERF_RECORD_SWITCH or SWITCH_CPU_WIDE, queued.  0 or -errno. */
+int rec_offcpu_convert(struct sp_recorder *r, const struct perf_event_header *h,
+		       uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu);
+
+/*
+ * Before writing the queue (sorted, n entries) up to horizon: mark the
+ * OFFCPU samples whose thread is back on a CPU within o->off_cpu_min as
+ * not to be written (drop[i] = 1).  0 or -ENOMEM.
+ */
+int rec_offcpu_short(struct sp_recorder *r, uint8_t *drop, uint64_t horizon);
+
+/* How long records wait in the queue: long enough to see a wait end. */
+uint64_t rec_offcpu_horizon(const struct sp_recorder *r, uint64_t horizon);
 
 /* One buffer per online CPU, not mapped yet.  0 or -errno. */
 int rec_events_cpus(struct sp_recorder *r);

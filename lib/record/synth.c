@@ -24,16 +24,24 @@ int rec_write_header(struct sp_recorder *r)
 	h.h.version = SP_RAW_VERSION;
 	h.h.header_size = sizeof(h);
 	h.ev.type = a->type;
-	h.ev.flags = SP_EV_FREQ;
+	h.ev.flags = a->freq ? SP_EV_FREQ : 0;
 	if (a->sample_type & PERF_SAMPLE_CALLCHAIN)
 		h.ev.flags |= SP_EV_KERNEL;
+	if (r->o.off_cpu)
+		h.ev.flags |= SP_EV_SWITCH;
+	if (r->ev.sw_on || r->ev.sw_main)
+		h.ev.flags |= SP_EV_OFFCPU;
+	if (r->o.off_cpu == SP_RECORD_OFFCPU_ONLY)
+		h.ev.flags |= SP_EV_NO_CPU;
 	h.ev.config = a->config;
 	h.ev.freq_or_period = a->sample_freq;
 	h.ev.clockid = CLOCK_MONOTONIC;
 	h.ev.ncpus = r->ev.nbufs;
 	h.ev.start_time = r->start_time;
 	h.start_realtime = r->start_realtime;
-	snprintf(h.ev.name, sizeof(h.ev.name), "%s", r->event);
+	snprintf(h.ev.name, sizeof(h.ev.name), "%s",
+		 r->o.off_cpu == SP_RECORD_OFFCPU_ONLY ? "context-switches" :
+		 r->event);
 	h.sample_type = a->sample_type;
 	h.regs_mask = a->sample_regs_user;
 	h.stack_size = a->sample_stack_user;

@@ -280,6 +280,25 @@ int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 			.pid = sa->pid, .tid = sa->tid, .cpu = sa->cpu,
 			.id = sa->stack_id, .weight = sa->weight };
 		return ss->emit(ss->arg, &rec);
+	case SP_REC_OFFCPU:
+		if (h->size < sizeof(*sa))
+			return refuse(ss, "OFFCPU record too short");
+		/* stack 0: a wait whose stack nobody sampled */
+		if (sa->stack_id &&
+		    sp_symbolizer_stack_end(ss->sym, sa->pid, sa->stack_id,
+					    &flags) < 0) {
+			snprintf(what, sizeof(what),
+				 "OFFCPU of undefined stack %" PRIu32 "/%" PRIu32,
+				 sa->pid, sa->stack_id);
+			return refuse(ss, what);
+		}
+		if (sa->stack_id)
+			sp_symbolizer_sample(ss->sym, sa->pid, sa->stack_id);
+		rec.type = SP_ST_OFFCPU;
+		rec.u.sample = (struct sp_st_sample){ .time = sa->time,
+			.pid = sa->pid, .tid = sa->tid, .cpu = sa->cpu,
+			.id = sa->stack_id, .weight = sa->weight };
+		return ss->emit(ss->arg, &rec);
 	case SP_REC_SUMMARY:
 		if (h->size < sizeof(*su))
 			return refuse(ss, "SUMMARY record too short");

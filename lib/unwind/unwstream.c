@@ -8,6 +8,7 @@
 #include "format/tail.h"
 #include "intern.h"
 #include "missing.h"
+#include "offcpu.h"
 #include "unwind.h"
 #include "unwstream.h"
 
@@ -31,6 +32,7 @@ struct sp_unwstream {
 	const char *error;
 	uint8_t *rec;		/* scratch for STACK records */
 	size_t reccap;
+	struct sp_offcpu *off;	/* waits, from the first SWITCH or OFFCPU */
 };
 
 struct sp_unwstream *sp_unwstream_new(const struct sp_raw_header *rh,
@@ -70,6 +72,7 @@ void sp_unwstream_free(struct sp_unwstream *u)
 	if (!u)
 		return;
 	free(u->rec);
+	sp_offcpu_free(u->off);
 	sp_tails_free(u->tails);
 	free(u->missing);
 	sp_unwinder_free(u->unw);
@@ -216,9 +219,28 @@ static struct sp_intern *stacks_of(struct sp_proc *proc)
 	return t;
 }
 
-static int do_sample(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
+static int emit_offcpu(void *arg, const struct sp_unw_sample *s)
 {
-	struct sp_unw_sample out = { { SP_REC_SAMPLE, sizeof(out) } };
+	struct sp_unwstream *u = arg;
+
+	return u->emit(u->arg, &s->hdr);
+}
+
+/* The waits' bookkeeping, made when the stream first needs it. */
+static struct sp_offcpu *waits(struct sp_unwstream *u)
+{
+	if (!u->off)
+		u->off = sp_offcpu_new(u->rh.ev.start_time, emit_offcpu, u);
+	return u->off;
+}
+
+/*
+ * Unwind a SAMPLE or OFFCPU record into v and u->frames, and intern its
+ * stack (emitted when new) into *id.  0 or -errno.
+ */
+static int unwind_one(struct sp_unwstream *u, const struct sp_rec_hdr *rec,
+		      struct sp_raw_sample_view *vp, uint32_t *idp)
+{
 	struct sp_raw_sample_view v;
 	struct sp_stack_key k;
 	struct sp_intern *stacks;
@@ -248,6 +270,22 @@ static int do_sample(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 		return -ENOMEM;
 	if (is_new && (r = emit_stack(u, id, &v)))
 		return r;
+	*vp = v;
+	*idp = id;
+	return 0;
+}
+
+static int do_sample(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
+{
+	struct sp_unw_sample out = { { SP_REC_SAMPLE, sizeof(out) } };
+	struct sp_raw_sample_view v;
+	uint32_t id;
+	int r;
+
+	if ((r = unwind_one(u, rec, &v, &id)))
+		return r;
+	if (u->off)
+		sp_offcpu_running(u->off, v.s->tid);
 	out.time = v.s->time;
 	out.pid = v.s->pid;
 	out.tid = v.s->tid;
@@ -266,8 +304,24 @@ static int do_sample(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 	return u->emit(u->arg, &out.hdr);
 }
 
+/* A stack at a switch-out: its wait's weight comes with the switch-in. */
+static int do_offcpu(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
+{
+	struct sp_raw_sample_view v;
+	uint32_t id;
+	int r;
+
+	if ((r = unwind_one(u, rec, &v, &id)))
+		return r;
+	if (!waits(u))
+		return -ENOMEM;
+	return sp_offcpu_sampled(u->off, v.s->pid, v.s->tid, v.s->cpu,
+				 v.s->time, id);
+}
+
 int sp_unwstream_feed(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 {
+	const struct sp_task_rec *t = (const void *)rec;
 	const char *bad;
 	int r;
 
@@ -288,10 +342,34 @@ int sp_unwstream_feed(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 		/* the recorder's: used by the samples, not passed on */
 		r = sp_tails_decode(u->tails, rec, &bad);
 		return r == -EINVAL ? refuse(u, bad) : r;
+	case SP_REC_OFFCPU:
+		return do_offcpu(u, rec);
+	case SP_REC_SWITCH:
+		/* the recorder's: made into OFFCPU weights, not passed on */
+		if (rec->size < sizeof(struct sp_switch_rec))
+			return refuse(u, "SWITCH record too short");
+		if (!waits(u))
+			return -ENOMEM;
+		return sp_offcpu_switch(u->off, (const void *)rec);
+	case SP_REC_FORK:
+		if (!(u->rh.ev.flags & SP_EV_SWITCH) || rec->size < sizeof(*t))
+			break;
+		if (!waits(u))
+			return -ENOMEM;
+		/* one that /proc showed at the start, or one made since */
+		r = (t->flags & SP_REC_SYNTH) ?
+		    sp_offcpu_known(u->off, t->pid, t->tid) :
+		    sp_offcpu_fork(u->off, t->pid, t->tid, t->time);
+		if (r)
+			return r;
+		break;
 	case SP_REC_EXIT:
-		if (rec->size >= sizeof(struct sp_task_rec))
-			sp_tails_forget(u->tails,
-					((const struct sp_task_rec *)rec)->tid);
+		if (rec->size < sizeof(*t))
+			break;
+		sp_tails_forget(u->tails, t->tid);
+		/* its last wait goes before its EXIT */
+		if (u->off && (r = sp_offcpu_exit(u->off, t->tid, t->time)))
+			return r;
 		break;
 	default:
 		break;
@@ -310,8 +388,12 @@ int sp_unwstream_finish(struct sp_unwstream *u)
 {
 	const struct sp_raw_summary *rs = &u->raw_sum;
 
+	int r;
+
 	if (!u->have_summary)
 		return refuse(u, "truncated stream: no summary record");
+	if (u->off && (r = sp_offcpu_finish(u->off, rs->end_time)))
+		return r;
 	u->sum.lost = rs->lost;
 	u->sum.stacks = u->last_id;
 	u->sum.threads = rs->threads;
