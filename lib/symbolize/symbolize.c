@@ -397,10 +397,13 @@ int sp_symbolizer_apply(struct sp_symbolizer *s, const struct sp_rec_hdr *rec,
 			.tid = t->tid, .name = thread_name(s, t->pid, t->tid) };
 		return 1;
 	case SP_REC_EXIT:
-		/* tids are reused: the next one gets its name from its FORK */
+		/*
+		 * tids are reused: the next one gets its name from its FORK.
+		 * A gone line with tid 0 would say the process ended.
+		 */
 		if (t->tid != t->pid) {
 			sp_u64map_del(&s->threads, key2(t->pid, t->tid));
-			if (s->on_gone)
+			if (s->on_gone && t->tid)
 				s->on_gone(s->gone_arg, t->pid, t->tid);
 		}
 		return 0;
