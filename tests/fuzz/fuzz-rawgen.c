@@ -303,6 +303,7 @@ static uint64_t take(struct in *in, size_t n)
 struct gen {
 	uint8_t *buf;
 	size_t len, cap;
+	size_t last;		/* offset of the record added last */
 	uint64_t regs_mask;
 	uint32_t stack_size;
 	uint64_t time;
@@ -321,6 +322,7 @@ static void *add(struct gen *g, uint32_t type, size_t size)
 			abort();
 	}
 	h = (struct sp_rec_hdr *)(g->buf + g->len);
+	g->last = g->len;
 	memset(h, 0, size);
 	h->type = type;
 	h->size = (uint32_t)size;
@@ -624,6 +626,29 @@ static void op_bytes(struct gen *g, struct in *in)
 		((uint8_t *)(h + 1))[i] = U8(in);
 }
 
+/*
+ * Time off the CPU: a SWITCH out or in of a thread, or a stack sampled at a
+ * switch-out (a sample made OFFCPU), with the thread's next switch-in.
+ */
+static void op_switch(struct gen *g, struct in *in)
+{
+	uint8_t sel = U8(in), fl = U8(in);
+	struct sp_switch_rec *w;
+
+	if (fl & 1) {
+		op_sample(g, in);
+		((struct sp_rec_hdr *)(g->buf + g->last))->type = SP_REC_OFFCPU;
+		g->samples -= g->samples > 0;
+	}
+	g->time += fl >> 4;
+	w = add(g, SP_REC_SWITCH, fl & 8 ? sizeof(*w) - 8 : sizeof(*w));
+	w->time = g->time;
+	w->pid = pid_of(sel);
+	w->tid = tid_of(sel);
+	w->cpu = fl >> 6;
+	w->flags = (fl >> 1) & 3;
+}
+
 static void build(struct gen *g, struct in *in, uint8_t opts)
 {
 	static const uint64_t masks[4] = {
@@ -647,7 +672,8 @@ static void build(struct gen *g, struct in *in, uint8_t opts)
 	h->h.version = SP_RAW_VERSION;
 	h->h.header_size = (uint32_t)hsize;
 	h->ev.type = 1;			/* PERF_TYPE_SOFTWARE */
-	h->ev.flags = SP_EV_FREQ | SP_EV_KERNEL;
+	h->ev.flags = SP_EV_FREQ | SP_EV_KERNEL |
+		      ((opts & 3) == 3 ? SP_EV_SWITCH | SP_EV_OFFCPU : 0);
 	h->ev.freq_or_period = 99;
 	h->ev.clockid = 1;
 	h->ev.ncpus = 2;
@@ -667,7 +693,7 @@ static void build(struct gen *g, struct in *in, uint8_t opts)
 			mmap_file(g, pid_of(0), &files[i], 16, 0);
 	}
 	while (in->n && nrec++ < 256) {
-		switch (U8(in) % 12) {
+		switch (U8(in) % 13) {
 		case 0: case 1: case 2: op_sample(g, in); break;
 		case 3: op_mmap(g, in); break;
 		case 4: op_comm(g, in); break;
@@ -690,6 +716,7 @@ static void build(struct gen *g, struct in *in, uint8_t opts)
 		}
 		case 9: op_ksym(g, in); break;
 		case 10: op_perfmap(g, in); break;
+		case 11: op_switch(g, in); break;
 		default: op_bytes(g, in); break;
 		}
 	}

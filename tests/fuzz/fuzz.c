@@ -201,6 +201,7 @@ int fz_unwound_ok(const struct sp_rec_hdr *rec)
 
 	switch (rec->type) {
 	case SP_REC_SAMPLE:
+	case SP_REC_OFFCPU:
 		return rec->size >= sizeof(struct sp_unw_sample);
 	case SP_REC_STACK:
 		return !sp_unw_stack_parse(rec, &v);

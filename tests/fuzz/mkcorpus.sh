@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 wl=$(mktemp -d)
 trap 'rm -rf "$wl"' EXIT
 
-for w in wl-threads wl-jit wl-fork wl-deep; do
+for w in wl-threads wl-jit wl-fork wl-deep wl-offcpu; do
 	cc -O2 -g -fomit-frame-pointer -pthread -o "$wl/$w" \
 		"$here/../workloads/$w.c"
 done
@@ -22,9 +22,12 @@ ls /tmp/perf-*.map 2>/dev/null | sort >"$wl/maps.before" || true
 cd "$here/corpus"
 mkdir -p raw unwound symtext folded spool
 rm -f raw/rec-* unwound/rec-* symtext/rec-* folded/rec-* spool/rec-*
-for w in wl-threads wl-jit wl-fork wl-deep; do
+for w in wl-threads wl-jit wl-fork wl-deep wl-offcpu; do
+	# wl-offcpu: with waits off the CPU (SWITCH and OFFCPU records)
+	off=()
+	[[ $w == wl-offcpu ]] && off=(--off-cpu) && set -- 0.15 || set -- 0.15 0.05
 	"$bin/sp-record/sp-record" -F 299 --stack-size 512 --stack-tail 0 \
-		-o "raw/rec-$w" -- "$wl/$w" 0.15 0.05 2>/dev/null
+		"${off[@]}" -o "raw/rec-$w" -- "$wl/$w" "$@" 2>/dev/null
 	"$bin/sp-unwind/sp-unwind" -q -o "unwound/rec-$w" "raw/rec-$w" || true
 	"$bin/sp-symbolize/sp-symbolize" -o "symtext/rec-$w" "unwound/rec-$w" 2>/dev/null || true
 	"$bin/sp-fold/sp-fold" -o "folded/rec-$w" "symtext/rec-$w" 2>/dev/null || true
