@@ -532,6 +532,28 @@ need_node() {
 	NODE=$(command -v node) || skip "needs node (not on PATH)"
 }
 
+# Go, for go tool pprof and Go test programs: sets GO or skips (fails in
+# CI, which installs golang-go).
+need_go() {
+	GO=$(command -v go) && return 0
+	[[ ${CI:-} == true ]] && fail "go is not installed: .ci/run installs golang-go"
+	skip "needs go (Debian package golang-go)"
+}
+
+# The browser tests' npm packages (tests/browser): sets BROWSER_DIR or
+# skips (fails in CI, which installs them).
+need_browser() {
+	BROWSER_DIR=$SP_ROOT/tests/browser
+	local why=
+	command -v node >/dev/null || why="node"
+	[[ -x /usr/bin/chromium ]] || why="$why chromium (Debian package chromium)"
+	[[ -d $BROWSER_DIR/node_modules/speedscope ]] ||
+		why="$why the npm packages of tests/browser (npm ci there)"
+	[[ -z $why ]] && return 0
+	[[ ${CI:-} == true ]] && fail "missing:$why; .ci/run installs them"
+	skip "needs$why"
+}
+
 # The frames of an SVG of sp-flame (one <g> per line, in the order of a
 # walk of the tree, docs/formats.md), one per line:
 #   depth TAB name TAB count TAB x TAB width TAB fill TAB label

@@ -54,13 +54,6 @@ setup() {
 	done
 }
 
-# Go's pprof: GO or skip (fail in CI, which installs golang-go).
-need_go() {
-	GO=$(command -v go) && return 0
-	[[ ${CI:-} == true ]] && fail "go is not installed: .ci/run installs golang-go"
-	skip "needs go tool pprof (Debian package golang-go)"
-}
-
 pprof() {
 	HOME=$T GOCACHE=$T/gocache "$GO" tool pprof "$@" 2>"$T/pprof.err"
 }
@@ -297,20 +290,6 @@ EOF_PY
 	need_go
 	pprof -raw "$T/p.pb.gz" | grep -q "^Time: $(date -d @"${rt:0:10}" +%Y-%m-%d)" ||
 		fail "pprof shows no recording time: $(head -5 "$T/pprof.err")"
-}
-
-# The browser tests' npm packages (tests/browser): BROWSER_DIR or skip
-# (fail in CI, which installs them).
-need_browser() {
-	BROWSER_DIR=$SP_ROOT/tests/browser
-	local why=
-	command -v node >/dev/null || why="node"
-	[[ -x /usr/bin/chromium ]] || why="$why chromium (Debian package chromium)"
-	[[ -d $BROWSER_DIR/node_modules/speedscope ]] ||
-		why="$why the npm packages of tests/browser (npm ci there)"
-	[[ -z $why ]] && return 0
-	[[ ${CI:-} == true ]] && fail "missing:$why; .ci/run installs them"
-	skip "needs$why"
 }
 
 # py EXPR-FILE: run python3 on the speedscope file in $T/s.json

@@ -19,13 +19,6 @@ load common
 GO_TOP='^runtime\.(goexit|mstart|rt0_go|sigtramp)$'
 GO_SWITCH='^runtime\.(systemstack|mcall|morestack|asmcgocall|cgocallback)$'
 
-# GO or skip (fail in CI, which installs golang-go).
-need_go() {
-	GO=$(command -v go) && return 0
-	[[ ${CI:-} == true ]] && fail "go is not installed: .ci/run installs golang-go"
-	skip "needs go (Debian package golang-go)"
-}
-
 # go_build NAME [GO-BUILD-ARGS...]: build wl-go.go into $GODIR/NAME/wl-go,
 # offline, with Go's caches in $GODIR.
 go_build() {

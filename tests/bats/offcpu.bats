@@ -124,10 +124,7 @@ share() {
 }
 
 @test "pprof of a recording with --off-cpu: samples, cpu, off_cpu and wall" {
-	GO=$(command -v go) || {
-		[[ ${CI:-} == true ]] && fail "go is not installed: .ci/run installs golang-go"
-		skip "needs go tool pprof (Debian package golang-go)"
-	}
+	need_go
 	run "$SP_FOLD" --format pprof -o "$T/w.pb.gz" "$D/w.sym"
 	assert_success
 	HOME=$T GOCACHE=$T/gocache "$GO" tool pprof -raw "$T/w.pb.gz" >"$T/raw" 2>&1 ||
@@ -142,6 +139,29 @@ share() {
 	got=$(awk '/^Samples:/ { on = 1; getline; next } on && /^ *[0-9]/ { n += $4 }
 		/^Locations/ { on = 0 } END { printf "%.0f\n", n }' "$T/raw")
 	((got == want)) || fail "pprof wall $got ns, folded $want ns"
+}
+
+@test "speedscope of --mode wall: valid, in nanoseconds, each thread's elapsed time" {
+	need_browser
+	run "$SP_FOLD" --mode wall --format speedscope -o "$T/w.json" "$D/w.sym"
+	assert_success
+	run node "$BROWSER_DIR/speedscope.mjs" --validate "$T/w.json"
+	assert_success
+	# a profile per thread, named comm PID/TID, its weights its time
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for p in d["profiles"]:
+    assert p["unit"] == "nanoseconds", p["unit"]
+    print(p["name"].split()[0], sum(p["weights"]))' "$T/w.json" >"$T/totals"
+	for th in mixed ticker holder waiter; do
+		want=$(awk -v t="$th" '$1 == t { print $3 }' "$D/w.out")
+		got=$(awk -v t="$th" '$1 == t { print $2 }' "$T/totals")
+		[[ -n $want && -n $got ]] || fail "no profile for $th: $(cat "$T/totals")"
+		echo "# $th: $got ns in its profile, $want ns elapsed"
+		((got * 100 >= want * 95 && got * 100 <= want * 105)) ||
+			fail "$th's profile adds up to $got ns, elapsed $want ns"
+	done
 }
 
 @test "--off-cpu-only of a process blocked throughout: its whole recording, unsampled" {
