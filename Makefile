@@ -104,7 +104,7 @@ PUBLIC_HDRS = base/stream.h format/records.h format/unwound.h format/spool.h \
 	format/frame.h os/launch.h
 
 .DELETE_ON_ERROR:
-.PHONY: all check test unit bats demo deps clean install bench bench-flame soak soak-host examples layers \
+.PHONY: all check test unit bats demo deps clean install bench bench-flame bench-offcpu soak soak-host examples layers \
 	fuzz fuzz-bins fuzz-replay
 
 all: $(TOOL_BINS) $(LIB_A) $(LIB_SO) $(O)/lib/stackpulse.pc
@@ -291,6 +291,11 @@ bench: all
 # sp-flame against flamegraph.pl alone (FLAMEGRAPH_PL=/path/to/flamegraph.pl)
 bench-flame: all
 	@sh bench/flame.sh $(O)
+
+# off-CPU time against perf sched, and --off-cpu's cost on a program that
+# switches 400,000 times a second (OFFCPU_SECONDS, OFFCPU_REPS)
+bench-offcpu: all
+	@OFFCPU_BIN=$(O) bash bench/offcpu.sh
 
 # half an hour of processes coming and going, every stage's memory watched
 # (SOAK_SECONDS=300 for five minutes)
