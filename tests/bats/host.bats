@@ -228,6 +228,32 @@ first_frames() {
 	assert_output --regexp '^spin-in-[0-9]+$'
 }
 
+@test "-a --off-cpu: each thread's time is the recording's, its waits say why" {
+	local th want got
+	start_target wl-offcpu 30
+	run "$SP_RECORD" -a --off-cpu -F 999 -d 1 -o "$RAW"
+	assert_success
+	# "N samples, 0 lost events, T threads, 1.00 s"
+	want=$(sed -n 's/.* threads, \([0-9.]*\) s$/\1/p' <<<"$output")
+	[[ -n $want ]] || fail "no duration in: $output"
+	sp_replay "$RAW" "$OUT" --mode wall --tid
+	assert_pipeline_ok "$OUT"
+	# every thread of the workload was there throughout: switched out,
+	# in, sampled or not, its time adds up to the recording's
+	for th in mixed ticker holder waiter; do
+		got=$(awk -v p="^$th-$TARGET_PID/[0-9]+;" '$0 ~ p { n += $NF }
+			END { printf "%.0f\n", n }' "$OUT")
+		echo "# $th: $got ns, recording $want s"
+		awk -v g="$got" -v w="$want" 'BEGIN { exit !(g >= 0.95e9 * w && g <= 1.05e9 * w) }' ||
+			fail "$th adds up to $got ns in a recording of $want s"
+	done
+	# mixed's waits end in why: its sleep and its pipe
+	for th in '[a-z_]*sleep' '[a-z_]*pipe_read'; do
+		grep -E "^mixed-$TARGET_PID/" "$OUT" | grep -qE ";\[off-cpu\] $th [0-9]+$" ||
+			{ show_folded "$OUT"; fail "no wait of mixed ends in [off-cpu] $th"; }
+	done
+}
+
 @test "-a names the cpus that lost events" {
 	local i
 	for i in 1 2 3; do
