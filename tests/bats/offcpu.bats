@@ -123,6 +123,18 @@ share() {
 	assert_failure 64
 }
 
+@test "sp-flame of --mode wall: the root is all the time, in the unit named" {
+	"$SP_FOLD" --mode wall -o "$T/w.folded" "$D/w.sym"
+	run "$SP_FLAME" --countname ns -o "$T/w.svg" "$T/w.folded"
+	assert_success
+	want=$(awk '{ n += $NF } END { printf "%.0f\n", n }' "$T/w.folded")
+	grep -q "<title>all ($want ns, 100.00%)</title>" "$T/w.svg" ||
+		fail "root: $(grep -o '<title>all [^<]*' "$T/w.svg"), want $want ns"
+	# a wait's reason is a frame of its own
+	grep -qE '<title>\[off-cpu\] [a-z_]*sleep \([0-9]+ ns' "$T/w.svg" ||
+		fail "no [off-cpu] sleep frame in the SVG"
+}
+
 @test "pprof of a recording with --off-cpu: samples, cpu, off_cpu and wall" {
 	need_go
 	run "$SP_FOLD" --format pprof -o "$T/w.pb.gz" "$D/w.sym"
