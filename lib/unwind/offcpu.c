@@ -225,6 +225,24 @@ int sp_offcpu_fork(struct sp_offcpu *o, uint32_t pid, uint32_t tid,
 	return 0;
 }
 
+int sp_offcpu_gone(struct sp_offcpu *o, uint32_t pid, uint64_t time)
+{
+	size_t i;
+	int e = 0;
+
+	for (i = 0; !e && i < o->n; i++) {
+		struct wait *w = &o->w[i];
+
+		if (w->pid != pid)
+			continue;
+		if (w->open)
+			e = close_wait(o, w, time, w->cpu);
+		if (!e)
+			e = flush(o, w, time);
+	}
+	return e;
+}
+
 int sp_offcpu_known(struct sp_offcpu *o, uint32_t pid, uint32_t tid)
 {
 	struct wait *w;

@@ -55,6 +55,13 @@ int sp_offcpu_known(struct sp_offcpu *o, uint32_t pid, uint32_t tid);
 /* Thread tid ended at time: its open wait ends, its sum is written. */
 int sp_offcpu_exit(struct sp_offcpu *o, uint32_t tid, uint64_t time);
 
+/*
+ * Process pid is gone at time (a new one took its pid): the open waits of
+ * its threads end and their sums are written, while their stacks are
+ * still defined.
+ */
+int sp_offcpu_gone(struct sp_offcpu *o, uint32_t pid, uint64_t time);
+
 /* The stream ended at time: every open wait ends, every sum is written. */
 int sp_offcpu_finish(struct sp_offcpu *o, uint64_t time);
 

@@ -352,7 +352,17 @@ int sp_unwstream_feed(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 			return -ENOMEM;
 		return sp_offcpu_switch(u->off, (const void *)rec);
 	case SP_REC_FORK:
-		if (!(u->rh.ev.flags & SP_EV_SWITCH) || rec->size < sizeof(*t))
+		if (rec->size < sizeof(*t))
+			break;
+		/*
+		 * a new process with the pid of one that ended: the old
+		 * one's waits go before the FORK that makes readers forget
+		 * its stacks
+		 */
+		if (u->off && !(t->flags & SP_REC_SYNTH) && t->pid != t->ppid &&
+		    (r = sp_offcpu_gone(u->off, t->pid, t->time)))
+			return r;
+		if (!(u->rh.ev.flags & SP_EV_SWITCH))
 			break;
 		if (!waits(u))
 			return -ENOMEM;
