@@ -34,7 +34,7 @@ ALL_CFLAGS = -std=gnu11 $(DEVELOPER_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) \
 # symbolizing (docs/PERFORMANCE.md).  DYNAMIC=1 links them as shared
 # objects, as libstackpulse.so always does.
 UNWIND_LIBS = -lunwind-x86_64 -lunwind
-DEP_LIBS = -ldw -lelf -liberty -llzma -lz -lbz2 -lprotobuf-c
+DEP_LIBS = -ldw -lbpf -lelf -liberty -llzma -lz -lbz2 -lprotobuf-c
 SO_LDLIBS = $(UNWIND_LIBS) $(DEP_LIBS) -lpthread -lm
 ifdef DYNAMIC
 LDLIBS = $(SO_LDLIBS)
@@ -67,7 +67,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err base/idset \
 	elf/locate elf/symcache \
 	record/record record/events record/convert record/merge record/attach \
 	record/synth record/host record/capture record/stacktail record/keep \
-	record/offcpu \
+	record/offcpu record/python record/python-bpf \
 	unwind/unwind unwind/outermost unwind/gostep unwind/splice unwind/intern \
 	unwind/unwstream unwind/missing unwind/offcpu \
 	symbolize/symbolize symbolize/src-kernel symbolize/src-elf symbolize/src-go \
@@ -138,6 +138,29 @@ $(O)/lib/flame/flame-js.c: lib/flame/flame.js
 	} >$@
 
 $(O)/lib/flame/flame-js.o: $(O)/lib/flame/flame-js.c
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# the BPF program that reads Python's frames in a sample, compiled for the
+# kernel's BPF target (clang) and made a C array the same way
+BPF_CC = clang
+BPF_CFLAGS = -O2 -g -target bpf -I/usr/include/$(shell $(CC) -dumpmachine)
+$(GEN)/record/python.bpf.o: lib/record/python.bpf.c lib/record/pychain.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  BPF     $@")
+	$(Q)$(BPF_CC) $(BPF_CFLAGS) -Ilib/record -c -o $@ $<
+
+$(O)/lib/record/python-bpf.c: $(GEN)/record/python.bpf.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q){ echo '/* generated from lib/record/python.bpf.c by the Makefile: do not edit */'; \
+		echo 'const unsigned char sp_python_bpf[] = {'; \
+		od -An -v -tx1 $< | sed -e 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+		echo '};'; \
+		echo 'const unsigned long sp_python_bpf_len = sizeof(sp_python_bpf);'; \
+	} >$@
+
+$(O)/lib/record/python-bpf.o: $(O)/lib/record/python-bpf.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -250,7 +273,7 @@ DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev libbz2-dev bats ba
 	bats-support g++ binutils libiberty-dev liblzma-dev xz-utils \
 	pkg-config python3 util-linux protobuf-c-compiler libprotobuf-c-dev \
 	libxml2-utils chromium fonts-dejavu-core golang-go clang libclang-rt-dev \
-	time libc6-dbg libcurl4-openssl-dev libdebuginfod-dev debuginfod
+	time libc6-dbg libcurl4-openssl-dev libdebuginfod-dev debuginfod libbpf-dev
 deps:
 	@sh tests/install-deps.sh $(DEPS)
 	@sh tests/install-deps.sh --npm tests/browser
@@ -322,5 +345,5 @@ install: all
 
 clean:
 	rm -rf build lib/*/*.o lib/*.a lib/*.so* lib/*.map lib/stackpulse.pc sp-*/*.o $(foreach t,$(TOOLS),$(t)/$(t)) \
-		lib/flame/flame-js.c \
+		lib/flame/flame-js.c lib/record/python-bpf.c \
 		demo.folded demo.svg demo.raw
