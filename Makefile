@@ -58,7 +58,7 @@ TOOLS = sp-record sp-unwind sp-symbolize sp-fold sp-flame sp-spool sp-push
 # format, os and elf, never another stage (tests/layers.sh checks it)
 LIB_OBJ = base/io base/stream base/hashtab base/grow base/err base/idset \
 	format/records format/alive format/raw format/tail format/unwound format/frame format/symtext \
-	format/folded \
+	format/folded format/python \
 	format/spool-codec format/spool-write format/spool-read \
 	os/perf os/procfs os/launch os/kallsyms os/perfmap os/perm \
 	elf/elfcache elf/symtab elf/plt elf/buildid elf/procs elf/debuginfo \
@@ -67,12 +67,12 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err base/idset \
 	elf/locate elf/symcache \
 	record/record record/events record/convert record/merge record/attach \
 	record/synth record/host record/capture record/stacktail record/keep \
-	record/offcpu record/python record/python-bpf \
+	record/offcpu record/python record/python-bpf record/pyframes \
 	unwind/unwind unwind/outermost unwind/gostep unwind/splice unwind/intern \
 	unwind/unwstream unwind/missing unwind/offcpu \
 	symbolize/symbolize symbolize/src-kernel symbolize/src-elf symbolize/src-go \
 	symbolize/src-jitdump symbolize/src-perfmap symbolize/symstream \
-	symbolize/missing \
+	symbolize/missing symbolize/python \
 	fold/fold fold/top fold/names fold/pprof fold/speedscope fold/window \
 	fold/compact \
 	flame/flame flame/colour flame/svg flame/flame-js \
@@ -144,7 +144,7 @@ $(O)/lib/flame/flame-js.o: $(O)/lib/flame/flame-js.c
 # the BPF program that reads Python's frames in a sample, compiled for the
 # kernel's BPF target (clang) and made a C array the same way
 BPF_CC = clang
-BPF_CFLAGS = -O2 -g -target bpf -I/usr/include/$(shell $(CC) -dumpmachine)
+BPF_CFLAGS = -O2 -g -target bpf -I/usr/include/$(shell $(BPF_CC) -print-multiarch)
 $(GEN)/record/python.bpf.o: lib/record/python.bpf.c lib/record/pychain.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  BPF     $@")

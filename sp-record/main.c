@@ -110,7 +110,10 @@ static void usage(void)
 	       "                           or perf_event_paranoid <= 1), else without\n"
 	       "      --off-cpu-only       only the time off the CPU, no CPU samples\n"
 	       "      --off-cpu-min TIME   no stack for a wait shorter than TIME (ns, us, ms, s;\n"
-	       "                           at most 1s; default 0): its time is kept unsampled"
+	       "                           at most 1s; default 0): its time is kept unsampled\n"
+	       "      --python WHEN        CPython's own frames, read in each sample of a\n"
+	       "                           CPython 3.11 to 3.13 (root, or CAP_BPF and\n"
+	       "                           CAP_PERFMON): auto (default) or off"
 	       "  -m, --mmap-pages PAGES   ring buffer data pages per cpu, a power of 2 in\n"
 	       "                           1..%u (default %u)\n"
 	       "  -o, --output FILE        write to FILE instead of standard output\n"
@@ -198,7 +201,8 @@ static void parse_options(int argc, char **argv)
 	enum { OPT_STACK = 256, OPT_NO_KERNEL, OPT_ATTACH, OPT_TIMEOUT,
 	       OPT_CMD_STDOUT, OPT_CACHE_DIR, OPT_CACHE_SIZE, OPT_NO_CACHE };
 	enum { OPT_STACK_TAIL = 512, OPT_COMM, OPT_CGROUP, OPT_INCLUDE_SELF,
-	       OPT_TID, OPT_OFF_CPU, OPT_OFF_CPU_ONLY, OPT_OFF_CPU_MIN };
+	       OPT_TID, OPT_OFF_CPU, OPT_OFF_CPU_ONLY, OPT_OFF_CPU_MIN,
+	       OPT_PYTHON };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all-cpus", no_argument, NULL, 'a' },
@@ -220,6 +224,7 @@ static void parse_options(int argc, char **argv)
 		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 		{ "off-cpu-only", no_argument, NULL, OPT_OFF_CPU_ONLY },
 		{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
+		{ "python", required_argument, NULL, OPT_PYTHON },
 		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 		{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
 		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
@@ -337,6 +342,15 @@ static void parse_options(int argc, char **argv)
 					       "must be at most 1s");
 			opt.off_cpu_min_given = 1;
 			break;
+		case OPT_PYTHON:
+			if (!strcmp(optarg, "auto"))
+				opt.rec.python = SP_RECORD_PYTHON_AUTO;
+			else if (!strcmp(optarg, "off"))
+				opt.rec.python = SP_RECORD_PYTHON_OFF;
+			else
+				sp_usage_error("invalid --python '%s': must be auto or off",
+					       optarg);
+			break;
 		case OPT_CACHE_DIR:
 			if (!*optarg || strlen(optarg) >= sizeof(opt.cache_dir))
 				sp_usage_error("invalid cache directory '%s': must be a path shorter than %zu bytes",
@@ -364,8 +378,10 @@ static void parse_options(int argc, char **argv)
 	}
 	if (optind < argc && (opt.npids || opt.all))
 		sp_usage_error("unexpected argument '%s'", argv[optind]);
-	if (optind < argc)
+	if (optind < argc) {
 		opt.command = argv + optind;
+		opt.rec.command = argv[optind];
+	}
 	if (!opt.npids && !opt.command && !opt.all)
 		sp_usage_error("no process to sample: give -p PID, -a or a COMMAND");
 	if (!opt.all && (opt.rec.comms || opt.rec.cgroup ||
@@ -513,6 +529,23 @@ static void report_off_cpu(const struct sp_record_stats *st)
 			st->offcpu_why);
 }
 
+/* What became of the Python processes' frames. */
+static void report_python(const struct sp_record_stats *st)
+{
+	if (st->py_stacks || st->py_codes)
+		sp_warn("python: %llu processes, %llu stacks, %llu code objects",
+			(unsigned long long)st->py_procs,
+			(unsigned long long)st->py_stacks,
+			(unsigned long long)st->py_codes);
+	if (st->py_unreadable)
+		sp_warn("python: %llu frames unnamed: their code object was gone or replaced when read",
+			(unsigned long long)st->py_unreadable);
+	if (st->py_why[0])
+		sp_warn("python: no Python frames%s: %s",
+			st->py_refused > 1 ? " for some processes" : "",
+			st->py_why);
+}
+
 /* Write everything out and report; after this the recording is over. */
 static void end_recording(int *lost)
 {
@@ -548,6 +581,8 @@ static void end_recording(int *lost)
 	if (!e && st.offcpu_short)
 		sp_warn("off-CPU: %llu stacks not written, of waits shorter than --off-cpu-min (their time is kept, unsampled)",
 			(unsigned long long)st.offcpu_short);
+	if (!e && (st.py_procs || st.py_refused))
+		report_python(&st);
 	if (!e && st.tails_denied)
 		sp_warn("stack tails: %llu not read, their stacks cut: %s",
 			(unsigned long long)st.tails_denied,

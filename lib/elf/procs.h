@@ -187,6 +187,7 @@ const char *sp_proc_jitdump(const struct sp_proc *proc);
 enum sp_proc_slot {
 	SP_PROC_UNWINDER,	/* the unwinder's address space */
 	SP_PROC_STACKS,		/* the stacks interned or named for it */
+	SP_PROC_PYCODE,		/* its Python code objects, by ID */
 	SP_PROC_SLOTS
 };
 

@@ -74,8 +74,8 @@ char *sp_fold_name(const char *name, unsigned kind, unsigned origin)
 	}
 	if (kind == SP_FK_KERNEL)
 		suffix = "_[k]";
-	else if (kind == SP_FK_JIT)
-		suffix = "_[j]";
+	else if (kind == SP_FK_JIT || kind == SP_FK_INTERPRETED)
+		suffix = "_[j]";	/* as -X perf's py:: frames are */
 	else if (kind == SP_FK_INLINE)
 		suffix = "_[i]";
 	strcpy(s + len, suffix);

@@ -4,11 +4,13 @@
 
 static const char *const kind_names[SP_FK_MAX] = {
 	"native", "kernel", "jit", "unknown", "inline", "interp", "synthetic",
+	"interpreted",
 };
 
 static const char *const origin_names[SP_FO_MAX] = {
 	"none", "symtab", "dynsym", "perf-map", "vdso", "kallsyms",
 	"debuglink", "buildid", "minidebuginfo", "jitdump", "gopclntab",
+	"pycode",
 };
 
 const char *sp_frame_kind_name(unsigned kind)

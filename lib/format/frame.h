@@ -19,6 +19,7 @@ enum sp_frame_kind {
 	SP_FK_INLINE,		/* a function inlined at this frame's address */
 	SP_FK_INTERP,		/* an interpreter's glue between its own frames */
 	SP_FK_SYNTHETIC,	/* not code: where a cut stack ends ("[truncated]") */
+	SP_FK_INTERPRETED,	/* a function the interpreter runs (Python) */
 	SP_FK_MAX
 };
 
@@ -35,6 +36,7 @@ enum sp_frame_origin {
 	SP_FO_MINIDEBUG,	/* .gnu_debugdata ("minidebuginfo") */
 	SP_FO_JITDUMP,		/* a jit-PID.dump file */
 	SP_FO_GOPCLNTAB,	/* Go's function table (.gopclntab) */
+	SP_FO_PYCODE,		/* a Python code object the recorder read */
 	SP_FO_MAX
 };
 

@@ -2,6 +2,7 @@
 /* records.c: checks of the records every binary stream shares. */
 #include <string.h>
 
+#include "python.h"
 #include "records.h"
 
 static int has_nul(const char *s, size_t n)
@@ -72,6 +73,11 @@ const char *sp_rec_check_common(const struct sp_rec_hdr *rec)
 		if (m->len > rec->size - sizeof(*m))
 			return "PERFMAP length exceeds its record";
 		return NULL;
+	}
+	case SP_REC_PYCODE: {
+		struct sp_pycode_view v;
+
+		return sp_pycode_parse(rec, &v);
 	}
 	default:
 		return NULL;

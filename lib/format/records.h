@@ -47,6 +47,8 @@ enum sp_rec_type {
 	SP_REC_TAIL = 13,	/* raw stream only: struct sp_tail_rec (tail.h) */
 	SP_REC_SWITCH = 14,	/* raw stream only: struct sp_switch_rec */
 	SP_REC_OFFCPU = 15,	/* per stream: the layout of its SAMPLE */
+	SP_REC_PYCODE = 16,	/* struct sp_pycode_rec (python.h) */
+	SP_REC_PYSTACK = 17,	/* raw stream only: struct sp_pystack_rec */
 	SP_REC_TYPE_MAX
 };
 
@@ -172,7 +174,7 @@ _Static_assert(sizeof(struct sp_switch_rec) == 32, "switch layout");
 
 /*
  * Check the payload of a record of a type listed above (MMAP to IMAGE, KSYM,
- * PERFMAP): its
+ * PERFMAP) or of a PYCODE (python.h): its
  * size against its fixed part and its variable part (the filename is
  * NUL-terminated inside the record, the image fits).  Returns NULL when it
  * is sound, otherwise a static description of what is wrong.

@@ -54,6 +54,7 @@ const char *sp_spool_rec_check(const struct sp_u64map *stacks,
 	case SP_REC_MMAP: case SP_REC_COMM: case SP_REC_FORK:
 	case SP_REC_EXIT: case SP_REC_LOST: case SP_REC_THROTTLE:
 	case SP_REC_IMAGE: case SP_REC_KSYM: case SP_REC_PERFMAP:
+	case SP_REC_PYCODE:
 		return sp_rec_check_common(rec);
 	default:
 		return NULL;	/* a later version's: kept as it is */

@@ -12,7 +12,7 @@ const char *sp_unw_stack_parse(const struct sp_rec_hdr *rec,
 
 	if (rec->size < sizeof(*s))
 		return "STACK record too short";
-	need = sizeof(*s) + 8ull * (s->nr_kernel + s->nr_user) +
+	need = sizeof(*s) + 8ull * (s->nr_kernel + s->nr_user + s->nr_py) +
 	       sp_align8(s->nr_user);
 	if (need > rec->size)
 		return "STACK frames exceed its record size";
@@ -24,6 +24,7 @@ const char *sp_unw_stack_parse(const struct sp_rec_hdr *rec,
 	out->kernel_ips = (const uint64_t *)(s + 1);
 	out->user_ips = out->kernel_ips + s->nr_kernel;
 	out->uflags = (const uint8_t *)(out->user_ips + s->nr_user);
+	out->py = (const uint64_t *)(out->uflags + sp_align8(s->nr_user));
 	return NULL;
 }
 
@@ -39,7 +40,8 @@ const char *sp_unw_end_name(unsigned end)
 const char *sp_unw_flags_text(unsigned flags, char *buf)
 {
 	static const char *const names[] = {
-		"spliced", "go-switch", "no-build-id",
+		"spliced", "go-switch", "no-build-id", "py-truncated",
+		"py-fault",
 	};
 	unsigned i;
 

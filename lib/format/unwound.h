@@ -24,8 +24,10 @@
 /*
  * Version 2: end 0 is a proven end (complete) and STACK records have
  * flags.  In version 1, end 0 ("root") meant only that unwinding stopped.
+ * Version 3: STACK records may carry Python frames (nr_py, where version 2
+ * had zero padding) and PYCODE records name them.
  */
-#define SP_UNW_VERSION 2
+#define SP_UNW_VERSION 3
 
 struct sp_unw_header {
 	struct sp_stream_header h;
@@ -65,6 +67,9 @@ enum sp_unw_end {
 					   (systemstack, mcall, morestack) */
 #define SP_STACK_NO_BUILDID	0x4	/* NOINFO: no file with the build-id
 					   the recording holds for a mapping */
+#define SP_STACK_PY_TRUNC	0x8	/* more Python frames than were read */
+#define SP_STACK_PY_FAULT	0x10	/* the Python frames stop at a read
+					   that failed */
 
 /* Per user frame flags. */
 #define SP_FRAME_PRECISE 0x1	/* the exact IP, not a return address */
@@ -77,11 +82,13 @@ struct sp_unw_stack {
 	uint16_t nr_user;
 	uint8_t end;		/* enum sp_unw_end */
 	uint8_t flags;		/* SP_STACK_* */
-	uint8_t pad[2];
+	uint16_t nr_py;		/* Python frames (format/python.h) */
 	/*
 	 * uint64_t ips[nr_kernel + nr_user];	kernel leaf first, then user
 	 *					leaf first
 	 * uint8_t uflags[nr_user];		SP_FRAME_*, zero-padded to 8
+	 * uint64_t py[nr_py];			innermost first, the words of
+	 *					a PYSTACK record
 	 */
 };
 
@@ -114,6 +121,7 @@ struct sp_unw_stack_view {
 	const uint64_t *kernel_ips;
 	const uint64_t *user_ips;
 	const uint8_t *uflags;
+	const uint64_t *py;
 };
 
 /* Check a STACK record and locate its parts; NULL when sound. */
@@ -124,11 +132,11 @@ const char *sp_unw_stack_parse(const struct sp_rec_hdr *rec,
 const char *sp_unw_end_name(unsigned end);
 
 /*
- * The SP_STACK_* flags as text, "spliced", "go-switch", "no-build-id"
- * joined by ",", in buf (at least SP_STACK_FLAGS_TEXT bytes); NULL when
+ * The SP_STACK_* flags as text, "spliced", "go-switch", "no-build-id",
+ * "py-truncated", "py-fault" joined by ",", in buf (at least SP_STACK_FLAGS_TEXT bytes); NULL when
  * none is set.
  */
-#define SP_STACK_FLAGS_TEXT 32
+#define SP_STACK_FLAGS_TEXT 64
 const char *sp_unw_flags_text(unsigned flags, char *buf);
 
 /*

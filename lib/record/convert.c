@@ -86,10 +86,14 @@ static int conv_sample(struct sp_recorder *r, const struct perf_event_header *h)
 	struct sp_raw_sample *s;
 	size_t out, nregs = 0;
 	uint64_t id = 0;
-	int off;
+	int off, e;
 	uint8_t *p;
 
-	if ((r->ev.idlen && take(&c, &id, 8)) || take(&c, &f, sizeof(f)))
+	if (r->ev.idlen && take(&c, &id, 8))
+		return bad(r);
+	if (rec_python_is_chain(r, id))
+		return rec_python_chain(r, h);
+	if (take(&c, &f, sizeof(f)))
 		return bad(r);
 	off = r->ev.sw_main || (r->ev.idlen && rec_offcpu_is_switch(r, id));
 	if (off && !f.tid)
@@ -130,9 +134,12 @@ static int conv_sample(struct sp_recorder *r, const struct perf_event_header *h)
 			break;
 		}
 	}
+	/* the Python frames the BPF program read in this sample */
+	if ((e = rec_python_sample(r, f.pid, f.tid, f.time)))
+		return e;
 	/* a full copy of a deeper stack: its tail goes first */
 	if (dyn && dyn == size && regs) {
-		int e = rec_tail_capture(r, f.pid, f.tid, f.time, regs, stack,
+		e = rec_tail_capture(r, f.pid, f.tid, f.time, regs, stack,
 					 (uint32_t)dyn);
 
 		if (e)
@@ -245,7 +252,7 @@ static int conv_mmap(struct sp_recorder *r, const struct perf_event_header *h)
 		return -ENOMEM;
 	if (!strcmp(name, "[vdso]"))
 		return rec_capture_vdso(r, f.pid, f.addr, f.len, t.time);
-	return 0;
+	return rec_python_mapped(r, f.pid, name);
 }
 
 static int conv_comm(struct sp_recorder *r, const struct perf_event_header *h)
@@ -275,6 +282,7 @@ static int conv_comm(struct sp_recorder *r, const struct perf_event_header *h)
 		o->flags = SP_COMM_EXEC;
 		rec_keep_forget(r, ids[0], t.time);	/* a new address space */
 		rec_pmap_exec(r, (pid_t)ids[0]);
+		rec_python_forget(r, ids[0]);
 	}
 	memcpy(o->comm, c.p, n < sizeof(o->comm) ? n : sizeof(o->comm) - 1);
 	return rec_note_ids(r, ids[0], ids[1], 0);
@@ -304,6 +312,8 @@ static int conv_task(struct sp_recorder *r, const struct perf_event_header *h)
 	o->tid = f.tid;
 	o->ptid = f.ptid;
 	if (fork) {
+		if (f.pid != f.ppid)
+			rec_python_forget(r, f.pid);	/* a reused pid */
 		if (f.pid != f.ppid &&
 		    (rec_pmap_fork(r, (pid_t)f.pid, (pid_t)f.ppid, f.time) ||
 		     rec_keep_fork(r, f.pid, f.ppid, f.time)))
@@ -313,6 +323,7 @@ static int conv_task(struct sp_recorder *r, const struct perf_event_header *h)
 	if (f.pid == f.tid) {
 		rec_pmap_exit(r, (pid_t)f.pid);
 		rec_keep_forget(r, f.pid, f.time);
+		rec_python_forget(r, f.pid);
 	}
 	if (rec_thread_flags(r, f.tid) & REC_ID_ATTACHED)
 		rec_thread_exited(r, (pid_t)f.tid);

@@ -103,6 +103,7 @@ int rec_events_setup(struct sp_recorder *r)
 		a->sample_max_stack = 127;
 	}
 	r->ev.nregs = (unsigned)__builtin_popcountll(REGS_MASK);
+	rec_python_setup(r);
 	return rec_offcpu_setup(r);
 }
 
@@ -266,6 +267,8 @@ static int open_one(struct sp_recorder *r, pid_t pid, pid_t tid, unsigned b)
 	if (sp_ring_fd(cb->ring) == fd)
 		cb->owner = cb->polled = ev->nevents;
 	ev->nevents++;
+	if ((e = rec_python_event(r, fd, b)))
+		return e;
 	return rec_offcpu_open(r, tid, b, sp_ring_fd(cb->ring));
 }
 

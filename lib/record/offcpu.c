@@ -132,7 +132,7 @@ int rec_offcpu_open(struct sp_recorder *r, pid_t tid, unsigned b, int ring_fd)
 	ev->events[ev->nevents].buf = b;
 	ev->events[ev->nevents].hup = 0;
 	ev->nevents++;
-	return 0;
+	return rec_python_event(r, fd, b);
 }
 
 int rec_offcpu_is_switch(const struct sp_recorder *r, uint64_t id)

@@ -202,9 +202,12 @@ int sp_py_find(pid_t pid, struct sp_py_proc *p, char *why, size_t whylen)
 		return r;
 	if (!f.version || !f.code_type) {
 		const char *v = strstr(strrchr(f.path, '/'), "python");
+		int n = (int)strspn(v + 6, "0123456789.");
 
+		while (n && v[6 + n - 1] == '.')
+			n--;	/* libpython3.10.so */
 		snprintf(why, whylen, "CPython %.*s in %s: unsupported version (3.11 to 3.13 are read)",
-			 (int)strspn(v + 6, "0123456789."), v + 6, f.path);
+			 n, v + 6, f.path);
 		return -ENOTSUP;
 	}
 	r = sp_procfs_read_mem(pid, f.version, &version, sizeof(version));
@@ -388,87 +391,6 @@ int sp_py_read_code(pid_t pid, const struct sp_py_proc *p, uint64_t addr,
 	return r;
 }
 
-/* Location tables --------------------------------------------------------- */
-
-/* An unsigned varint of 6-bit groups, low first (bit 6: more follow). */
-static int varint(const uint8_t *t, size_t len, size_t *i, uint32_t *v)
-{
-	unsigned shift = 0;
-	uint32_t x = 0;
-
-	for (;;) {
-		if (*i >= len || shift > 30)
-			return -1;
-		x |= (uint32_t)(t[*i] & 0x3f) << shift;
-		shift += 6;
-		if (!(t[(*i)++] & 0x40))
-			break;
-	}
-	*v = x;
-	return 0;
-}
-
-static int svarint(const uint8_t *t, size_t len, size_t *i, int32_t *v)
-{
-	uint32_t u;
-
-	if (varint(t, len, i, &u))
-		return -1;
-	*v = u & 1 ? -(int32_t)(u >> 1) : (int32_t)(u >> 1);
-	return 0;
-}
-
-int sp_py_line(const uint8_t *t, size_t len, uint32_t firstlineno,
-	       uint64_t off)
-{
-	uint64_t at = 0, unit = off / 2;	/* 2-byte code units */
-	int64_t line = firstlineno;
-	size_t i = 0;
-
-	while (i < len) {
-		unsigned code, n;
-		int32_t delta = 0;
-		uint32_t skip;
-		int none = 0;
-
-		if (!(t[i] & 0x80))
-			return -1;	/* not at an entry's first byte */
-		code = t[i] >> 3 & 0xf;
-		n = (t[i] & 7) + 1;
-		i++;
-		switch (code) {
-		case 15:	/* no location */
-			none = 1;
-			break;
-		case 14:	/* long form: line delta, end line, columns */
-			if (svarint(t, len, &i, &delta) ||
-			    varint(t, len, &i, &skip) ||
-			    varint(t, len, &i, &skip) ||
-			    varint(t, len, &i, &skip))
-				return -1;
-			break;
-		case 13:	/* no column: line delta only */
-			if (svarint(t, len, &i, &delta))
-				return -1;
-			break;
-		case 10: case 11: case 12:	/* one line, delta code - 10 */
-			delta = (int32_t)code - 10;
-			i += 2;
-			break;
-		default:	/* short forms 0-9: same line, one column byte */
-			i += 1;
-			break;
-		}
-		if (i > len)
-			return -1;
-		line += delta;
-		if (unit < at + n)
-			return none ? 0 : (int)line;
-		at += n;
-	}
-	return -1;
-}
-
 /* The BPF program --------------------------------------------------------- */
 
 struct sp_py_bpf {
@@ -543,7 +465,10 @@ int sp_py_bpf_output(struct sp_py_bpf *b, int cpu, int ring_fd, uint64_t *id)
 		.config = PERF_COUNT_SW_BPF_OUTPUT,
 		.sample_period = 1,
 		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
-			       PERF_SAMPLE_TIME | PERF_SAMPLE_RAW,
+			       PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			       PERF_SAMPLE_RAW,
+		/* the recorder's trailer, should the kernel write a LOST */
+		.sample_id_all = 1,
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
 	};

@@ -56,14 +56,6 @@ struct sp_py_code {
 int sp_py_read_code(pid_t pid, const struct sp_py_proc *p, uint64_t addr,
 		    uint64_t stamp, struct sp_py_code *c);
 
-/*
- * The line of the instruction at byte offset off of the bytecode, from a
- * code object's location table (3.11+, PEP 657's format): 0 when the
- * table says none, -1 when it is damaged or does not reach off.
- */
-int sp_py_line(const uint8_t *table, size_t len, uint32_t firstlineno,
-	       uint64_t off);
-
 struct sp_py_bpf;
 
 /*
@@ -81,8 +73,8 @@ void sp_py_bpf_forget(struct sp_py_bpf *b, pid_t pid);
 
 /*
  * Open the BPF-output event of cpu, its records in the buffer of ring_fd
- * (CLOCK_MONOTONIC times, PERF_SAMPLE_IDENTIFIER first, then TID, TIME
- * and RAW); *id is its sample id.  Returns 0 or -errno.
+ * (CLOCK_MONOTONIC times, PERF_SAMPLE_IDENTIFIER first, then TID, TIME,
+ * CPU and RAW; sample_id_all); *id is its sample id.  Returns 0 or -errno.
  */
 int sp_py_bpf_output(struct sp_py_bpf *b, int cpu, int ring_fd,
 		     uint64_t *id);

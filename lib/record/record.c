@@ -139,6 +139,7 @@ void sp_recorder_free(struct sp_recorder *r)
 	rec_capture_release(&r->cap);
 	rec_tail_release(&r->tail);
 	rec_keep_release(&r->keep);
+	rec_python_release(&r->py);
 	sp_u64map_release(&r->threads);
 	sp_idset_release(&r->seen_threads);
 	sp_idset_release(&r->seen_procs);
@@ -200,6 +201,9 @@ static int find_targets(struct sp_recorder *r, const pid_t *pids, size_t n)
 		if (sp_procfs_uid(r->tg.pids[i], &uid) == 0 &&
 		    rec_pmap_follow(r, r->tg.pids[i], uid))
 			return sp_err_set(&r->err, -ENOMEM, "out of memory");
+		/* a CPython's program goes in before the events open */
+		if ((e = rec_python_early(r, r->tg.pids[i])))
+			return e;
 	}
 	return 0;
 }
@@ -219,6 +223,7 @@ static int attach_on_exec(struct sp_recorder *r)
 	if (e < 0)
 		return e;
 	r->attached_threads = 1;
+	rec_python_early_command(r, r->o.command);
 	/* it has not run a line of its own yet */
 	rec_pmap_born(r, r->tg.pids[0], sp_mono_ns());
 	e = rec_write_header(r);
@@ -346,6 +351,9 @@ int sp_recorder_attach(struct sp_recorder *r, const pid_t *pids, size_t n)
 
 int sp_recorder_wait(struct sp_recorder *r, int timeout_ms)
 {
+	/* a Python's code objects are read soon, before they may go */
+	if (r->py.bpf && (timeout_ms < 0 || timeout_ms > REC_PYTHON_PASS_MS))
+		timeout_ms = REC_PYTHON_PASS_MS;
 	return rec_poll(r, timeout_ms);
 }
 
@@ -424,6 +432,12 @@ void sp_recorder_stats(const struct sp_recorder *r, struct sp_record_stats *st)
 	st->cache_evicted = r->keep.evicted;
 	st->cache_error = r->keep.trim_err;
 	st->filtered = r->host.filtered;
+	st->py_procs = r->py.nprocs;
+	st->py_stacks = r->py.stacks;
+	st->py_codes = r->py.codes;
+	st->py_unreadable = r->py.unreadable;
+	st->py_refused = r->py.refused;
+	st->py_why = r->py.why;
 	st->switches = r->ev.switches;
 	st->offcpu = r->ev.offcpu;
 	st->offcpu_short = r->ev.offcpu_short;

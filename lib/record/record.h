@@ -66,6 +66,16 @@ struct sp_out;
 #define SP_RECORD_OFFCPU_ONLY	2	/* no CPU samples */
 
 /*
+ * CPython's frames: in a process that runs CPython 3.11 to 3.13, a BPF
+ * program reads the interpreter's frame chain inside each sample
+ * (record/python.h), and PYSTACK and PYCODE records carry it
+ * (format/python.h).  Needs root, or CAP_BPF and CAP_PERFMON; without,
+ * the stats say why and the samples are written as always.
+ */
+#define SP_RECORD_PYTHON_AUTO	0	/* where a CPython runs */
+#define SP_RECORD_PYTHON_OFF	1
+
+/*
  * How sp_recorder_attach() starts sampling (stackpulse 0.5's AttachMode;
  * the public API's enum sp_attach_mode maps onto it).
  */
@@ -136,6 +146,12 @@ struct sp_record_opts {
 				   only when the thread stays off the CPU
 				   this long (its time is kept either
 				   way), 0..SP_RECORD_MAX_OFFCPU_MIN */
+	int python;		/* SP_RECORD_PYTHON_* */
+	const char *command;	/* SP_RECORD_ATTACH_ON_EXEC: the file the
+				   child will exec (its argv[0]), or NULL:
+				   a python is known before it runs, so
+				   that its threads have the BPF program
+				   (not copied: used while attaching) */
 	int include_self;	/* sample the recorder and the pipeline it
 				   writes into (the readers of its output
 				   pipe, theirs, ...) too; by default their
@@ -192,6 +208,14 @@ struct sp_record_stats {
 	int offcpu_stacks;	/* OFFCPU samples were asked of the kernel */
 	const char *offcpu_why;	/* if not (with off_cpu on), why, in words;
 				   lives as long as the recorder */
+	uint64_t py_procs;	/* processes whose Python frames were read */
+	uint64_t py_stacks;	/* PYSTACK records written */
+	uint64_t py_codes;	/* PYCODE records written */
+	uint64_t py_unreadable;	/* frames whose code object was not read */
+	uint64_t py_refused;	/* processes with a CPython not read */
+	const char *py_why;	/* why not: the first refusal, or BPF
+				   denied; "" if none; lives as long as the
+				   recorder */
 	uint64_t filtered;	/* SP_RECORD_ATTACH_HOST: samples not written,
 				   of the recorder and its pipeline or of
 				   threads whose name is not asked for */

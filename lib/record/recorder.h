@@ -471,6 +471,96 @@ void rec_tail_write(struct sp_recorder *r, struct sp_rec_hdr *h);
 
 void rec_tail_release(struct rec_tail *t);
 
+/* pyframes.c ---------------------------------------------------------------- */
+
+struct sp_py_bpf;
+struct sp_py_chain;
+
+/* A process found running CPython. */
+struct rec_pyproc {
+	uint32_t pid;		/* 0: a free slot */
+	struct sp_py_proc *p;
+	struct sp_u64map codes;	/* code object address -> index in c */
+	struct rec_pycode {
+		uint64_t stamp;
+		uint32_t id;
+	} *c;
+	size_t nc, capc;
+};
+
+/* CPython's frames (format/python.h). */
+struct rec_python {
+	struct sp_py_bpf *bpf;	/* loaded when the first CPython is found */
+	int denied;		/* the kernel refused it: never again */
+	struct sp_u64map out_ids;	/* ids of the BPF-output events */
+	uint8_t *out_open;	/* per buffer: its output event is open */
+	struct sp_py_chain *pending;	/* per buffer: the last chain read */
+	uint8_t *pending_set;
+	struct sp_u64map procs;	/* pid -> index in v + 1; 0: no CPython */
+	struct rec_pyproc *v;
+	size_t n, cap;
+	uint32_t next_id;	/* code IDs, unique in the stream */
+	uint64_t *words;	/* scratch: a PYSTACK's frames */
+	size_t nwords;
+	uint64_t nprocs, stacks, codes, unreadable, refused;
+	char why[SP_ERR_MAX];
+};
+
+/*
+ * With o->python on, the samples carry PERF_SAMPLE_IDENTIFIER, so that the
+ * BPF program's records are told from them.  Called by
+ * rec_events_setup().  0.
+ */
+int rec_python_setup(struct sp_recorder *r);
+
+/*
+ * Before attaching: load the BPF program now when pid runs CPython, so
+ * that the events the threads inherit have it.  0 or -ENOMEM.
+ */
+int rec_python_early(struct sp_recorder *r, pid_t pid);
+
+/* For the launched command file: load the program now if it is Python. */
+void rec_python_early_command(struct sp_recorder *r, const char *file);
+
+/*
+ * A sampling event was opened on buffer b (which it maps if it is the
+ * first): run the program in its samples, and open b's output event.
+ * 0 or -errno.
+ */
+int rec_python_event(struct sp_recorder *r, int fd, unsigned b);
+
+/*
+ * Process pid mapped the executable file path: if it is CPython's
+ * (python*, libpython*), look at the process now, even if it was found to
+ * run none before (it has just exec'd it, or loaded it).  0 or -ENOMEM.
+ */
+int rec_python_mapped(struct sp_recorder *r, uint32_t pid, const char *path);
+
+/*
+ * How long the recorder may sleep between passes over its buffers, at
+ * most: code objects are read while the samples that name them are fresh.
+ */
+#define REC_PYTHON_PASS_MS	10
+
+/* Whether id is that of a BPF-output event. */
+int rec_python_is_chain(const struct sp_recorder *r, uint64_t id);
+
+/* A BPF-output record on the buffer drained now: keep its chain. */
+int rec_python_chain(struct sp_recorder *r, const struct perf_event_header *h);
+
+/*
+ * A sample of pid/tid stamped time is about to be queued: queue its
+ * PYCODE and PYSTACK records first when the chain before it is its own,
+ * and look at a process not seen before.  0 or -ENOMEM.
+ */
+int rec_python_sample(struct sp_recorder *r, uint32_t pid, uint32_t tid,
+		      uint64_t time);
+
+/* Process pid has gone, or exec'd: what was known of it goes. */
+void rec_python_forget(struct sp_recorder *r, uint32_t pid);
+
+void rec_python_release(struct rec_python *py);
+
 /* keep.c ------------------------------------------------------------------- */
 
 /* A process that maps a watched file: where its map_files entry is. */
@@ -574,6 +664,7 @@ struct sp_recorder {
 	struct rec_capture cap;
 	struct rec_tail tail;
 	struct rec_keep keep;
+	struct rec_python py;
 
 	/*
 	 * Every part reports here what the summary counts: the threads and

@@ -164,6 +164,19 @@ void src_perfmap_forget(struct sp_symbolizer *s, uint32_t pid);
 void src_perfmap_exec(struct sp_symbolizer *s, uint32_t pid, uint64_t time);
 void src_perfmap_release(struct src_perfmap *p);
 
+/* python.c: CPython's frames from PYCODE records and STACKs' Python part */
+struct sp_pycode_view;
+struct sp_unw_stack_view;
+int sym_python_add_code(struct sp_symbolizer *s,
+			const struct sp_pycode_view *v);
+/*
+ * Put the stack's Python frames in place of the interpreter's C frames
+ * among s->out[first..*n): *n becomes the new count.  0 or -ENOMEM.
+ */
+int sym_python_merge(struct sp_symbolizer *s,
+		     const struct sp_unw_stack_view *v, size_t first,
+		     size_t *n);
+
 /* missing.c: mappings whose file is not at hand (elf/procs.h) */
 struct sym_missing {
 	struct sym_missing_counts {

@@ -290,6 +290,12 @@ int sp_symbolizer_add_perf_map(struct sp_symbolizer *s, uint32_t pid,
 	return src_perfmap_add_record(s, pid, time, text, len, reset);
 }
 
+int sp_symbolizer_add_pycode(struct sp_symbolizer *s,
+			     const struct sp_pycode_view *v)
+{
+	return sym_python_add_code(s, v);
+}
+
 void sp_symbolizer_stats(const struct sp_symbolizer *s,
 			 struct sp_symbolize_stats *st)
 {
@@ -653,7 +659,8 @@ int sp_symbolize_user(struct sp_symbolizer *s, uint32_t pid, uint64_t addr,
 
 static int is_py_frame(const struct sp_frame *f)
 {
-	return (f->kind == SP_FK_JIT) && !strncmp(f->function, "py::", 4);
+	return f->kind == SP_FK_INTERPRETED ||
+	       (f->kind == SP_FK_JIT && !strncmp(f->function, "py::", 4));
 }
 
 /*
@@ -718,6 +725,8 @@ int sp_symbolize_stack(struct sp_symbolizer *s,
 			return r;
 		n += (size_t)r;
 	}
+	if ((r = sym_python_merge(s, v, st->nr_kernel, &n)))
+		return r;
 	mark_python_glue(s->out, n);
 	/* a cut stack says so under the frames that were found */
 	if ((cut = sp_unw_end_frame(st->end, st->flags))) {

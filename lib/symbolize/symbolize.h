@@ -118,6 +118,15 @@ int sp_symbolizer_add_perf_map(struct sp_symbolizer *s, uint32_t pid,
 			       int reset);
 
 /*
+ * A code object of a Python process, from a PYCODE record (checked by the
+ * caller with sp_pycode_parse(), format/python.h): the STACK records after
+ * it may name it.  Returns 0 or -ENOMEM.
+ */
+struct sp_pycode_view;
+int sp_symbolizer_add_pycode(struct sp_symbolizer *s,
+			     const struct sp_pycode_view *v);
+
+/*
  * Apply a record of format/records.h (MMAP, COMM, FORK, EXIT, IMAGE) to the process
  * table and to the thread names.  Returns 1 and fills *comm when the record
  * names a thread: a COMM, or a FORK whose new thread inherits its parent's

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "format/python.h"
 #include "symstream.h"
 
 struct sp_symstream {
@@ -252,6 +253,13 @@ int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 		return sp_symbolizer_add_perf_map(ss->sym, pm->pid, pm->time,
 						  pm->text, pm->len,
 						  pm->flags & SP_PERFMAP_RESET);
+	case SP_REC_PYCODE: {
+		struct sp_pycode_view pv;
+
+		if ((bad = sp_pycode_parse(h, &pv)))
+			return refuse(ss, bad);
+		return sp_symbolizer_add_pycode(ss->sym, &pv);
+	}
 	case SP_REC_STACK:
 		if ((bad = sp_unw_stack_parse(h, &v)))
 			return refuse(ss, bad);

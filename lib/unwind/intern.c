@@ -15,7 +15,8 @@ struct entry {
 struct sp_intern {
 	struct entry *slots;
 	size_t nslots, count;
-	uint64_t *arena;	/* header word, kernel ips, user ips, flag words */
+	uint64_t *arena;	/* header word, Python frame count, kernel ips,
+				   user ips, flag words, Python frames */
 	size_t len, cap;
 };
 
@@ -70,31 +71,35 @@ static uint64_t key_hash(const struct sp_stack_key *k)
 		h = mix(h, k->kernel_ips[i]);
 	for (i = 0; i < k->nr_user; i++)
 		h = mix(h, k->user_ips[i] ^ (uint64_t)k->uflags[i] << 63);
+	h = mix(h, k->nr_py);
+	for (i = 0; i < k->nr_py; i++)
+		h = mix(h, k->py[i]);
 	return h;
 }
 
 static size_t key_words(const struct sp_stack_key *k)
 {
-	return 1 + k->nr_kernel + k->nr_user + (k->nr_user + 7) / 8;
+	return 2 + k->nr_kernel + k->nr_user + (k->nr_user + 7) / 8 + k->nr_py;
 }
 
 static int key_equal(const uint64_t *w, const struct sp_stack_key *k)
 {
 	const uint8_t *flags;
 
-	if (w[0] != head_word(k) || (w[0] >> 32) != k->pid)
+	if (w[0] != head_word(k) || (w[0] >> 32) != k->pid || w[1] != k->nr_py)
 		return 0;
-	w++;
+	w += 2;
 	if (k->nr_kernel && memcmp(w, k->kernel_ips, 8u * k->nr_kernel))
 		return 0;
 	w += k->nr_kernel;
-	if (!k->nr_user)
-		return 1;
-	if (memcmp(w, k->user_ips, 8u * k->nr_user))
+	if (k->nr_user && memcmp(w, k->user_ips, 8u * k->nr_user))
 		return 0;
 	w += k->nr_user;
 	flags = (const uint8_t *)w;
-	return !memcmp(flags, k->uflags, k->nr_user);
+	if (k->nr_user && memcmp(flags, k->uflags, k->nr_user))
+		return 0;
+	w += (k->nr_user + 7) / 8;
+	return !k->nr_py || !memcmp(w, k->py, 8u * k->nr_py);
 }
 
 static int rehash(struct sp_intern *t)
@@ -135,15 +140,20 @@ uint32_t sp_intern_stack(struct sp_intern *t, const struct sp_stack_key *k,
 	if (*last == UINT32_MAX || SP_GROW(t->arena, t->cap, t->len + words))
 		return 0;
 	w = t->arena + t->len;
-	w[0] = head_word(k);
+	*w++ = head_word(k);
+	*w++ = k->nr_py;
 	if (k->nr_kernel)
-		memcpy(w + 1, k->kernel_ips, 8u * k->nr_kernel);
-	if (k->nr_user)
-		memcpy(w + 1 + k->nr_kernel, k->user_ips, 8u * k->nr_user);
+		memcpy(w, k->kernel_ips, 8u * k->nr_kernel);
+	w += k->nr_kernel;
 	if (k->nr_user) {
-		w[words - 1] = 0;	/* padding of the flag bytes */
-		memcpy(w + 1 + k->nr_kernel + k->nr_user, k->uflags, k->nr_user);
+		memcpy(w, k->user_ips, 8u * k->nr_user);
+		w += k->nr_user;
+		w[(k->nr_user + 7) / 8 - 1] = 0;	/* the flag bytes' padding */
+		memcpy(w, k->uflags, k->nr_user);
+		w += (k->nr_user + 7) / 8;
 	}
+	if (k->nr_py)
+		memcpy(w, k->py, 8u * k->nr_py);
 	t->slots[i].hash = h;
 	t->slots[i].off = t->len;
 	t->slots[i].id = ++*last;

@@ -3,7 +3,8 @@
  * intern.h: one ID per distinct frame list of a process.
  *
  * A table holds the stacks of one process: a hash table over (pid, end
- * reason and flags, kernel frames, user frames and their flags) whose
+ * reason and flags, kernel frames, user frames and their flags, Python
+ * frames) whose
  * entries point into one growing arena, so that it goes with its process.
  * The tables of a stream share one counter, and IDs are handed out in order
  * of first appearance: the same input always gives the same IDs, and no
@@ -29,6 +30,8 @@ struct sp_stack_key {
 	const uint64_t *kernel_ips;	/* leaf first */
 	const uint64_t *user_ips;	/* leaf first */
 	const uint8_t *uflags;
+	uint16_t nr_py;
+	const uint64_t *py;		/* Python frames, innermost first */
 };
 
 /*

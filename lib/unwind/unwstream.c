@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "format/python.h"
 #include "format/tail.h"
 #include "intern.h"
 #include "missing.h"
@@ -33,6 +34,11 @@ struct sp_unwstream {
 	uint8_t *rec;		/* scratch for STACK records */
 	size_t reccap;
 	struct sp_offcpu *off;	/* waits, from the first SWITCH or OFFCPU */
+	/* the last PYSTACK: the Python frames of the sample after it */
+	struct sp_pystack_rec py;
+	uint64_t *py_frames;
+	size_t py_cap;
+	int py_set;
 };
 
 struct sp_unwstream *sp_unwstream_new(const struct sp_raw_header *rh,
@@ -72,6 +78,7 @@ void sp_unwstream_free(struct sp_unwstream *u)
 	if (!u)
 		return;
 	free(u->rec);
+	free(u->py_frames);
 	sp_offcpu_free(u->off);
 	sp_tails_free(u->tails);
 	free(u->missing);
@@ -149,11 +156,13 @@ static int refuse(struct sp_unwstream *u, const char *why)
 }
 
 static int emit_stack(struct sp_unwstream *u, uint32_t id,
-		      const struct sp_raw_sample_view *v)
+		      const struct sp_raw_sample_view *v,
+		      const struct sp_stack_key *k)
 {
 	const struct sp_frames *f = &u->frames;
 	size_t n = v->s->nr_kernel + f->nr_user;
-	size_t size = sizeof(struct sp_unw_stack) + 8 * n + sp_align8(f->nr_user);
+	size_t size = sizeof(struct sp_unw_stack) + 8 * n + sp_align8(f->nr_user) +
+		      8u * k->nr_py;
 	struct sp_unw_stack *s;
 	uint64_t *ips;
 
@@ -173,7 +182,8 @@ static int emit_stack(struct sp_unwstream *u, uint32_t id,
 	s->nr_kernel = v->s->nr_kernel;
 	s->nr_user = (uint16_t)f->nr_user;
 	s->end = (uint8_t)f->end;
-	s->flags = f->stack_flags;
+	s->flags = k->flags;
+	s->nr_py = k->nr_py;
 	ips = (uint64_t *)(s + 1);
 	if (v->s->nr_kernel)
 		memcpy(ips, v->kernel_ips, 8u * v->s->nr_kernel);
@@ -181,7 +191,51 @@ static int emit_stack(struct sp_unwstream *u, uint32_t id,
 		memcpy(ips + v->s->nr_kernel, f->ips, 8u * f->nr_user);
 		memcpy(ips + n, f->flags, f->nr_user);
 	}
+	if (k->nr_py)
+		memcpy((uint8_t *)(ips + n) + sp_align8(f->nr_user), k->py,
+		       8u * k->nr_py);
 	return u->emit(u->arg, &s->hdr);
+}
+
+/* Keep a PYSTACK for the sample that follows it. */
+static int take_pystack(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
+{
+	const struct sp_pystack_rec *p = (const void *)rec;
+	const char *bad = sp_pystack_check(rec);
+
+	if (bad)
+		return refuse(u, bad);
+	if (p->n > u->py_cap) {
+		uint64_t *v = realloc(u->py_frames, 8u * p->n);
+
+		if (!v)
+			return -ENOMEM;
+		u->py_frames = v;
+		u->py_cap = p->n;
+	}
+	u->py = *p;
+	if (p->n)
+		memcpy(u->py_frames, p + 1, 8u * p->n);
+	u->py_set = 1;
+	return 0;
+}
+
+/* The Python frames of the sample s, when a PYSTACK was made for it. */
+static void use_pystack(struct sp_unwstream *u, const struct sp_raw_sample *s,
+			struct sp_stack_key *k)
+{
+	k->nr_py = 0;
+	k->py = NULL;
+	if (!u->py_set || u->py.tid != s->tid || u->py.pid != s->pid ||
+	    u->py.time != s->time)
+		return;
+	u->py_set = 0;
+	k->nr_py = u->py.n;
+	k->py = u->py_frames;
+	if (u->py.flags & SP_PYS_TRUNC)
+		k->flags |= SP_STACK_PY_TRUNC;
+	if (u->py.flags & SP_PYS_FAULT)
+		k->flags |= SP_STACK_PY_FAULT;
 }
 
 /*
@@ -265,10 +319,11 @@ static int unwind_one(struct sp_unwstream *u, const struct sp_rec_hdr *rec,
 	k.kernel_ips = v.kernel_ips;
 	k.user_ips = u->frames.ips;
 	k.uflags = u->frames.flags;
+	use_pystack(u, v.s, &k);
 	id = sp_intern_stack(stacks, &k, &u->last_id, &is_new);
 	if (!id)
 		return -ENOMEM;
-	if (is_new && (r = emit_stack(u, id, &v)))
+	if (is_new && (r = emit_stack(u, id, &v, &k)))
 		return r;
 	*vp = v;
 	*idp = id;
@@ -338,6 +393,9 @@ int sp_unwstream_feed(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 		return 0;
 	case SP_REC_STACK:
 		return refuse(u, "STACK record in a raw stream");
+	case SP_REC_PYSTACK:
+		/* the recorder's: put into the next sample's STACK */
+		return take_pystack(u, rec);
 	case SP_REC_TAIL:
 		/* the recorder's: used by the samples, not passed on */
 		r = sp_tails_decode(u->tails, rec, &bad);

@@ -27,7 +27,8 @@
  *	               --no-lines, bit 7: --no-inline
  *	op      = u8 (which record) and its arguments: SAMPLE (with its TAIL
  *	          when asked), COMM, MMAP (with the IMAGE of the vDSO), FORK,
- *	          EXIT, LOST, THROTTLE, KSYM, PERFMAP, or any record as bytes
+ *	          EXIT, LOST, THROTTLE, KSYM, PERFMAP, SWITCH, PYCODE, a
+ *	          SAMPLE with its PYSTACK, or any record as bytes
  *	word    = u8 (kind) and its bytes: u64 | code pointer | stack address
  *	          | small number
  *
@@ -46,6 +47,7 @@
 
 #include "base/io.h"
 #include "elf/buildid.h"
+#include "format/python.h"
 #include "format/raw.h"
 #include "format/tail.h"
 #include "symbolize/symstream.h"
@@ -100,6 +102,8 @@ static struct file files[] = {
 	{ "/usr/lib/go/bin/go", NULL, 0x7f0200000000ull },
 	{ "[vdso]", NULL, 0x7fff00000000ull },
 	{ "//anon", NULL, 0 },
+	/* Debian's, stripped: _PyEval_EvalFrameDefault by .dynsym */
+	{ "/usr/bin/python3.11", NULL, 0x7f0300000000ull },
 };
 
 #define NFILES (sizeof(files) / sizeof(files[0]))
@@ -618,7 +622,7 @@ static void op_perfmap(struct gen *g, struct in *in)
 /* Any record, its type and bytes from the input, framed soundly. */
 static void op_bytes(struct gen *g, struct in *in)
 {
-	uint8_t type = U8(in) % 16, n = U8(in);
+	uint8_t type = U8(in) % SP_REC_TYPE_MAX, n = U8(in);
 	struct sp_rec_hdr *h = add(g, type, sizeof(*h) + 8u * n);
 	size_t i;
 
@@ -647,6 +651,64 @@ static void op_switch(struct gen *g, struct in *in)
 	w->tid = tid_of(sel);
 	w->cpu = fl >> 6;
 	w->flags = (fl >> 1) & 3;
+}
+
+/*
+ * CPython's frames: sel u8, fl u8; bit 0: a PYCODE of code ID 1 to 8
+ * (fl bits 1-3) with a qualname, file name and location table from the
+ * input; else a PYSTACK (flags fl bits 1-2) of up to 16 frames of code IDs
+ * 0 to 9 before a sample (op_sample), made the sample's own unless bit 3.
+ */
+static void op_python(struct gen *g, struct in *in)
+{
+	uint8_t sel = U8(in), fl = U8(in);
+	struct sp_pystack_rec *p;
+	const struct sp_raw_sample *s;
+	size_t at, i;
+	unsigned n;
+
+	if (fl & 1) {
+		unsigned q = U8(in) % 24, f = U8(in) % 24, t = U8(in);
+		struct sp_pycode_rec *c = add(g, SP_REC_PYCODE,
+					      sizeof(*c) + q + f + t);
+		uint8_t *d = (uint8_t *)(c + 1);
+
+		c->time = g->time;
+		c->pid = pid_of(sel);
+		c->id = 1 + (fl >> 1) % 8;
+		c->bytecode = ANON_START + ((uint64_t)U16(in) << 4);
+		c->firstlineno = U16(in);
+		c->qualname_len = q;
+		c->filename_len = f;
+		c->linetable_len = t;
+		for (i = 0; i < q + f; i++)
+			d[i] = (uint8_t)('a' + U8(in) % 26);
+		for (; i < q + f + t; i++)
+			d[i] = U8(in);
+		return;
+	}
+	n = U8(in) % 17;
+	at = g->len;
+	p = add(g, SP_REC_PYSTACK, sizeof(*p) + 8u * n);
+	p->n = (uint16_t)n;
+	p->flags = (fl >> 1) & 3;
+	for (i = 0; i < n; i++) {
+		uint8_t b = U8(in);
+
+		((uint64_t *)(p + 1))[i] = sp_pyf_make(b % 10,
+			(uint32_t)(b & 0xc0) << 24 | U16(in));
+	}
+	op_sample(g, in);
+	s = (const void *)(g->buf + g->last);
+	p = (void *)(g->buf + at);
+	p->pid = pid_of(sel);
+	p->tid = tid_of(sel);
+	p->time = g->time;
+	if (!(fl & 8) && s->hdr.type == SP_REC_SAMPLE) {
+		p->pid = s->pid;
+		p->tid = s->tid;
+		p->time = s->time;
+	}
 }
 
 static void build(struct gen *g, struct in *in, uint8_t opts)
@@ -693,7 +755,7 @@ static void build(struct gen *g, struct in *in, uint8_t opts)
 			mmap_file(g, pid_of(0), &files[i], 16, 0);
 	}
 	while (in->n && nrec++ < 256) {
-		switch (U8(in) % 13) {
+		switch (U8(in) % 14) {
 		case 0: case 1: case 2: op_sample(g, in); break;
 		case 3: op_mmap(g, in); break;
 		case 4: op_comm(g, in); break;
@@ -717,6 +779,7 @@ static void build(struct gen *g, struct in *in, uint8_t opts)
 		case 9: op_ksym(g, in); break;
 		case 10: op_perfmap(g, in); break;
 		case 11: op_switch(g, in); break;
+		case 12: op_python(g, in); break;
 		default: op_bytes(g, in); break;
 		}
 	}
@@ -749,7 +812,8 @@ static int emit(void *arg, const struct sp_rec_hdr *rec)
 	struct stages *p = arg;
 
 	if (rec->size < 8 || rec->size % 8 || rec->type >= SP_REC_TYPE_MAX ||
-	    rec->type == SP_REC_TAIL || !fz_unwound_ok(rec))
+	    rec->type == SP_REC_TAIL || rec->type == SP_REC_PYSTACK ||
+	    !fz_unwound_ok(rec))
 		abort();
 	if (p->ss && sp_symstream_feed(p->ss, rec))
 		abort();

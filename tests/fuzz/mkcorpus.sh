@@ -33,5 +33,21 @@ for w in wl-threads wl-jit wl-fork wl-deep wl-offcpu; do
 	"$bin/sp-fold/sp-fold" -o "folded/rec-$w" "symtext/rec-$w" 2>/dev/null || true
 	"$bin/sp-spool/sp-spool" write -q "spool/rec-$w" <"unwound/rec-$w"
 done
+# CPython's frames (PYCODE and PYSTACK records) of Debian's python3.11
+cat >"$wl/py.py" <<'PY'
+import time
+END = time.process_time() + 0.1
+def inner(n):
+    return sorted(range(n), key=lambda v: -v)
+def outer():
+    while time.process_time() < END: inner(50)
+outer()
+PY
+"$bin/sp-record/sp-record" -F 299 --stack-size 1024 --stack-tail 0 \
+	-o raw/rec-python -- /usr/bin/python3.11 "$wl/py.py" 2>/dev/null
+"$bin/sp-unwind/sp-unwind" -q -o unwound/rec-python raw/rec-python || true
+"$bin/sp-symbolize/sp-symbolize" -o symtext/rec-python unwound/rec-python 2>/dev/null || true
+"$bin/sp-fold/sp-fold" -o folded/rec-python symtext/rec-python 2>/dev/null || true
+"$bin/sp-spool/sp-spool" write -q spool/rec-python <unwound/rec-python
 ls /tmp/perf-*.map 2>/dev/null | sort | comm -13 "$wl/maps.before" - | xargs -r rm -f
 ls -l raw unwound symtext folded spool

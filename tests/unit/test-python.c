@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "format/python.h"
 #include "os/perf.h"
 #include "record/python.h"
 #include "unit.h"
@@ -178,11 +179,11 @@ static void sample(const char *python, unsigned want_minor)
 			if (h->type != PERF_RECORD_SAMPLE)
 				continue;
 			if (u[0] == out_ids[c]) {
-				/* id, pid/tid, time, then the raw size */
-				memcpy(&size, &u[3], 4);
+				/* id, pid/tid, time, cpu, then the raw size */
+				memcpy(&size, &u[4], 4);
 				CHECK(size >= 16 && size <= sizeof(keep) + 8);
 				/* 4 bytes past an 8-byte boundary: copied out */
-				memcpy(keep, (const char *)&u[3] + 4,
+				memcpy(keep, (const char *)&u[4] + 4,
 				       size < sizeof(keep) ? size : sizeof(keep));
 				last = (const void *)keep;
 				CHECK(last->magic == SP_PY_MAGIC);
