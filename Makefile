@@ -104,7 +104,7 @@ PUBLIC_HDRS = base/stream.h format/records.h format/unwound.h format/spool.h \
 	format/frame.h os/launch.h
 
 .DELETE_ON_ERROR:
-.PHONY: all check test unit bats demo deps clean install bench bench-flame bench-offcpu soak soak-host examples layers \
+.PHONY: all check test unit bats demo deps clean install bench bench-flame bench-offcpu bench-python soak soak-host examples layers \
 	fuzz fuzz-bins fuzz-replay
 
 all: $(TOOL_BINS) $(LIB_A) $(LIB_SO) $(O)/lib/stackpulse.pc
@@ -319,6 +319,10 @@ bench-flame: all
 # switches 400,000 times a second (OFFCPU_SECONDS, OFFCPU_REPS)
 bench-offcpu: all
 	@OFFCPU_BIN=$(O) bash bench/offcpu.sh
+
+# what reading CPython's frames in each sample costs the target
+bench-python: all
+	@PY_BIN=$(O) bash bench/python.sh
 
 # half an hour of processes coming and going, every stage's memory watched
 # (SOAK_SECONDS=300 for five minutes)

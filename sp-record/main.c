@@ -537,6 +537,10 @@ static void report_python(const struct sp_record_stats *st)
 			(unsigned long long)st->py_procs,
 			(unsigned long long)st->py_stacks,
 			(unsigned long long)st->py_codes);
+	if (st->py_bpf_runs)
+		sp_warn("python: the BPF program ran %llu times, %.0f ns each (kernel.bpf_stats_enabled)",
+			(unsigned long long)st->py_bpf_runs,
+			(double)st->py_bpf_ns / (double)st->py_bpf_runs);
 	if (st->py_unreadable)
 		sp_warn("python: %llu frames unnamed: their code object was gone or replaced when read",
 			(unsigned long long)st->py_unreadable);

@@ -30,6 +30,9 @@
 #include "python.h"
 #include "recorder.h"
 
+/* The procs value of a process whose CPython is not read (said once). */
+#define REFUSED UINT64_MAX
+
 int rec_python_setup(struct sp_recorder *r)
 {
 	if (r->o.python == SP_RECORD_PYTHON_OFF)
@@ -156,7 +159,7 @@ static struct rec_pyproc *examine(struct sp_recorder *r, uint32_t pid,
 		return NULL;
 	}
 	if (!is_new)
-		return s->val ? &py->v[s->val - 1] : NULL;
+		return s->val && s->val != REFUSED ? &py->v[s->val - 1] : NULL;
 	s->val = 0;
 	p = malloc(sizeof(*p));
 	if (!p) {
@@ -165,11 +168,17 @@ static struct rec_pyproc *examine(struct sp_recorder *r, uint32_t pid,
 	}
 	found = sp_py_find((pid_t)pid, p, why, sizeof(why));
 	if (found == -ENOTSUP) {
+		/* said once: not looked at again */
+		s->val = REFUSED;
 		if (!py->refused++ && !py->why[0])
 			snprintf(py->why, sizeof(py->why), "%s", why);
 	}
-	if (found == 1 && !(*err = load(r)) && !py->bpf)
-		py->refused++;	/* the kernel refused the program: why says */
+	if (found == 1 && !(*err = load(r)) && !py->bpf) {
+		/* the kernel refused the program: why says */
+		s = sp_u64map_find(&py->procs, pid);
+		s->val = REFUSED;
+		py->refused++;
+	}
 	if (found != 1 || *err || !py->bpf ||
 	    sp_py_bpf_watch(py->bpf, (pid_t)pid, p)) {
 		free(p);
@@ -223,7 +232,7 @@ void rec_python_forget(struct sp_recorder *r, uint32_t pid)
 
 	if (!s)
 		return;
-	if (s->val) {
+	if (s->val && s->val != REFUSED) {
 		pp = &py->v[s->val - 1];
 		free(pp->p);
 		free(pp->c);
@@ -247,7 +256,7 @@ int rec_python_mapped(struct sp_recorder *r, uint32_t pid, const char *path)
 		return 0;
 	s = sp_u64map_find(&r->py.procs, pid);
 	if (s && s->val)
-		return 0;	/* known already */
+		return 0;	/* known already, or refused */
 	if (s)
 		sp_u64map_del(&r->py.procs, pid);
 	examine(r, pid, &e);

@@ -500,6 +500,19 @@ int sp_py_bpf_attach(struct sp_py_bpf *b, int event_fd)
 	return ioctl(event_fd, PERF_EVENT_IOC_SET_BPF, b->prog) < 0 ? -errno : 0;
 }
 
+void sp_py_bpf_stats(const struct sp_py_bpf *b, uint64_t *runs, uint64_t *ns)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+
+	*runs = *ns = 0;
+	memset(&info, 0, sizeof(info));
+	if (b && !bpf_obj_get_info_by_fd(b->prog, &info, &len)) {
+		*runs = info.run_cnt;
+		*ns = info.run_time_ns;
+	}
+}
+
 void sp_py_bpf_free(struct sp_py_bpf *b)
 {
 	size_t i;

@@ -82,6 +82,12 @@ int sp_py_bpf_output(struct sp_py_bpf *b, int cpu, int ring_fd,
 /* Run the program in every sample of event_fd.  Returns 0 or -errno. */
 int sp_py_bpf_attach(struct sp_py_bpf *b, int event_fd);
 
+/*
+ * How often the program ran and its time in all, ns: counted only while
+ * kernel.bpf_stats_enabled is 1 (0 and 0 otherwise).
+ */
+void sp_py_bpf_stats(const struct sp_py_bpf *b, uint64_t *runs, uint64_t *ns);
+
 /* Close the program, its maps and output events.  NULL is a no-op. */
 void sp_py_bpf_free(struct sp_py_bpf *b);
 

@@ -12,6 +12,7 @@
 #include "base/io.h"
 #include "os/perfmap.h"
 #include "os/procfs.h"
+#include "python.h"
 #include "recorder.h"
 
 /*
@@ -438,6 +439,7 @@ void sp_recorder_stats(const struct sp_recorder *r, struct sp_record_stats *st)
 	st->py_unreadable = r->py.unreadable;
 	st->py_refused = r->py.refused;
 	st->py_why = r->py.why;
+	sp_py_bpf_stats(r->py.bpf, &st->py_bpf_runs, &st->py_bpf_ns);
 	st->switches = r->ev.switches;
 	st->offcpu = r->ev.offcpu;
 	st->offcpu_short = r->ev.offcpu_short;

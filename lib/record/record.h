@@ -213,6 +213,8 @@ struct sp_record_stats {
 	uint64_t py_codes;	/* PYCODE records written */
 	uint64_t py_unreadable;	/* frames whose code object was not read */
 	uint64_t py_refused;	/* processes with a CPython not read */
+	uint64_t py_bpf_runs;	/* the BPF program's runs and time in all */
+	uint64_t py_bpf_ns;	/* (ns), while kernel.bpf_stats_enabled */
 	const char *py_why;	/* why not: the first refusal, or BPF
 				   denied; "" if none; lives as long as the
 				   recorder */

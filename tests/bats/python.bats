@@ -255,3 +255,27 @@ EOF
 	assert_failure 64
 	assert_output --partial "invalid --python 'maybe': must be auto or off"
 }
+
+@test "python: without the right to load BPF, said once, native frames as always" {
+	local d p
+	need_cpython 3.11
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+	p=$(cat /proc/sys/kernel/perf_event_paranoid)
+	((p <= 2)) || skip "nobody may not profile its own processes (kernel.perf_event_paranoid is $p)"
+	# a directory the nobody user may read and write
+	d=$(mktemp -d /tmp/sp-python-nobody.XXXXXX)
+	chmod 777 "$d"
+	chain_script "$d/chain.py"
+	chmod 644 "$d/chain.py"
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$SP_RECORD" -F 499 -o "$d/py.raw" -- "$PY" "$d/chain.py"
+	"$SP_UNWIND" "$d/py.raw" 2>/dev/null | "$SP_SYMBOLIZE" >"$T/py.sym"
+	rm -rf "$d"
+	assert_success
+	[[ $(grep -c 'python:' <<<"$stderr") == 1 ]] || fail "$stderr"
+	[[ $stderr == *"python: no Python frames: loading a BPF program needs root, or CAP_BPF and CAP_PERFMON"* ]] ||
+		fail "$stderr"
+	run grep -cP '^frame\t.*\tinterpreted\t' "$T/py.sym"
+	assert_output 0
+	grep -qP '^frame\t.*\t_PyEval_EvalFrameDefault\t' "$T/py.sym"
+}
