@@ -238,7 +238,7 @@ $(O)/build/examples/%: examples/%.c $(HDRS) $(LIB_A)
 FUZZERS = $(patsubst tests/fuzz/fuzz-%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_O = build/fuzz
 FUZZ_FLAGS = O=$(FUZZ_O) CC=clang SANITIZE=address,undefined CFLAGS="-O1 -g" \
-	EXTRA_CFLAGS=-fsanitize=fuzzer-no-link
+	EXTRA_CFLAGS="-fsanitize=fuzzer-no-link -DSP_IO_CHUNK=4096"
 FUZZ_SRC = tests/fuzz/fuzz.c tests/fuzz/fuzz.h
 FUZZ_SECONDS ?= 60
 

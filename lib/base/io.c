@@ -12,7 +12,14 @@
 #include "grow.h"
 #include "io.h"
 
-#define IN_CHUNK (256 * 1024)
+/*
+ * Bytes read or written at a time.  The fuzz build makes it small, so that
+ * its short inputs cross buffer boundaries (and it does not map and unmap
+ * a large buffer for every input).
+ */
+#ifndef SP_IO_CHUNK
+#define SP_IO_CHUNK (256 * 1024)
+#endif
 
 struct sp_in {
 	int fd;
@@ -36,7 +43,7 @@ struct sp_in *sp_in_fdopen(int fd, const char *name)
 		return NULL;
 	in->fd = fd;
 	in->name = strdup(name);
-	in->cap = IN_CHUNK;
+	in->cap = SP_IO_CHUNK;
 	in->buf = malloc(in->cap);
 	if (!in->name || !in->buf)
 		goto err;
@@ -373,7 +380,7 @@ struct sp_out *sp_out_open(const char *path, int binary)
 		goto err;
 	out->fd = fd;
 	out->pipe = sp_fd_is_pipe(fd);
-	out->cap = 256 * 1024;
+	out->cap = SP_IO_CHUNK;
 	out->buf = malloc(out->cap);
 	if (!out->buf)
 		goto err;
