@@ -27,8 +27,19 @@ struct sp_py_where {
 	__u32 fr_entry;		/* _PyInterpreterFrame: is_entry / owner */
 	__u32 entry_owner;	/* 0: fr_entry != 0 is an entry frame (3.11);
 				   1: fr_entry == 3, the C stack's shim frame */
-	__u32 co_stamp;		/* PyCodeObject: a field read with the frame */
+	__u32 co_stamp;		/* PyCodeObject: co_name, read with the frame */
+	__u32 co_line;		/* PyCodeObject: co_firstlineno, the first of
+				   SP_PY_STAMP_LEN immutable bytes read too */
 };
+
+/*
+ * From co_firstlineno on, a code object holds its counts of locals, and in
+ * 3.12 and later co_version, a number no other code object made in the
+ * process has: the stamp of a frame is co_name xor'ed with these bytes as
+ * four words, so that a new code object at a freed one's address is told
+ * apart (in 3.11, by its name, first line, counts and local names).
+ */
+#define SP_PY_STAMP_LEN	32
 
 #define SP_PY_NONE	0xffffffffu
 #define SP_PY_MAXF	64	/* frames walked per sample */
@@ -45,7 +56,7 @@ struct sp_py_where {
 struct sp_py_frame {
 	__u64 code;		/* code object | SP_PY_ENTRY */
 	__u64 instr;		/* instruction pointer */
-	__u64 stamp;		/* the code object's co_stamp field then */
+	__u64 stamp;		/* co_name ^ the words at co_line */
 };
 
 struct sp_py_chain {

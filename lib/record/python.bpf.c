@@ -11,7 +11,7 @@
  * event shares the CPU's buffer, so the chain lands just before the
  * sample it belongs to.  It returns 1: the sample is written as always.
  * Names and lines are the recorder's business, later, from the code
- * objects (immutable; co_stamp tells a reused address).
+ * objects (immutable; the stamp tells a reused address).
  *
  * The helpers it uses are GPL-only: the object is dual-licensed.
  */
@@ -56,6 +56,17 @@ static __always_inline __u64 word(__u64 addr, int *err)
 	if (bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
 		*err = 1;
 	return v;
+}
+
+/* The stamp of the code object at code (pychain.h). */
+static __always_inline __u64 stamp(__u64 code, const struct sp_py_where *w,
+				   int *err)
+{
+	__u64 b[SP_PY_STAMP_LEN / 8] = { 0 };
+
+	if (bpf_probe_read_user(b, sizeof(b), (const void *)(code + w->co_line)))
+		*err = 1;
+	return word(code + w->co_stamp, err) ^ b[0] ^ b[1] ^ b[2] ^ b[3];
 }
 
 /* The thread state of tid, or 0. */
@@ -120,8 +131,7 @@ int sp_py_sample(struct bpf_perf_event_data *ctx)
 			err = 1;
 		if (w->entry_owner ? e == 3 : e != 0)
 			f->code |= SP_PY_ENTRY;
-		f->stamp = word((f->code & ~(__u64)SP_PY_ENTRY) + w->co_stamp,
-				&err);
+		f->stamp = stamp(f->code & ~(__u64)SP_PY_ENTRY, w, &err);
 		fr = word(fr + w->fr_prev, &err);
 		if (!err)
 			n++;

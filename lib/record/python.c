@@ -269,6 +269,7 @@ int sp_py_find(pid_t pid, struct sp_py_proc *p, char *why, size_t whylen)
 		p->co_linetable = 136;
 	}
 	p->where.co_stamp = p->co_name;
+	p->where.co_line = p->co_firstlineno;
 	return 1;
 }
 
@@ -346,23 +347,44 @@ static int read_str(pid_t pid, const struct sp_py_proc *p, uint64_t addr,
 	return 0;
 }
 
+/*
+ * Whether the code object at addr is alive and has stamp (pychain.h); its
+ * first line.  A freed one may keep its type and fields (pymalloc writes
+ * only the free list's pointer over its reference count), but not a count
+ * between 1 and 2^32 (immortal objects have 2^30 - 1 or 2^32 - 1).
+ */
+static int same_code(pid_t pid, const struct sp_py_proc *p, uint64_t addr,
+		     uint64_t stamp, uint32_t *first)
+{
+	uint64_t head[2], name, b[SP_PY_STAMP_LEN / 8];
+	int r;
+
+	if ((r = sp_procfs_read_mem(pid, addr, head, sizeof(head))) ||
+	    (r = sp_procfs_read_mem(pid, addr + p->where.co_stamp, &name, 8)) ||
+	    (r = sp_procfs_read_mem(pid, addr + p->where.co_line, b, sizeof(b))))
+		return r;
+	if (!head[0] || head[0] > UINT32_MAX || head[1] != p->code_type ||
+	    (name ^ b[0] ^ b[1] ^ b[2] ^ b[3]) != stamp)
+		return -ESTALE;
+	*first = (uint32_t)b[0];
+	return 0;
+}
+
+/*
+ * The object is checked before and after it is read: one freed while it
+ * was read (its strings and location table with it) is not taken.
+ */
 int sp_py_read_code(pid_t pid, const struct sp_py_proc *p, uint64_t addr,
 		    uint64_t stamp, struct sp_py_code *c)
 {
-	uint64_t type, now, lt, bytes[3];
+	uint64_t lt, bytes[3];
 	uint32_t first;
 	int r;
 
 	memset(c, 0, sizeof(*c));
-	if ((r = sp_procfs_read_mem(pid, addr + 8, &type, 8)) ||
-	    (r = sp_procfs_read_mem(pid, addr + p->where.co_stamp, &now, 8)))
-		return r;
-	if (type != p->code_type || now != stamp)
-		return -ESTALE;
-	if ((r = sp_procfs_read_mem(pid, addr + p->co_firstlineno, &first, 4)) ||
+	if ((r = same_code(pid, p, addr, stamp, &c->firstlineno)) ||
 	    (r = sp_procfs_read_mem(pid, addr + p->co_linetable, &lt, 8)))
 		return r;
-	c->firstlineno = first;
 	{
 		uint64_t s;
 
@@ -384,6 +406,8 @@ int sp_py_read_code(pid_t pid, const struct sp_py_proc *p, uint64_t addr,
 	if (!c->linetable)
 		return -ENOMEM;
 	r = sp_procfs_read_mem(pid, lt + 32, c->linetable, c->linetable_len);
+	if (!r)
+		r = same_code(pid, p, addr, stamp, &first);
 	if (r) {
 		free(c->linetable);
 		c->linetable = NULL;

@@ -279,3 +279,72 @@ EOF
 	assert_output 0
 	grep -qP '^frame\t.*\t_PyEval_EvalFrameDefault\t' "$T/py.sym"
 }
+
+# reuse_test [module]: work_N compiled afresh for every call, alternately
+# from two sources: the same name and size, different file and first line,
+# so that the new code object takes the freed one's address.  With
+# "module", the two sources' <module> code objects too, which differ in
+# nothing but their file and co_version (3.12 and later; in 3.11 nothing
+# read in the sample tells them apart).
+reuse_test() {
+	cat >"$T/reuse.py" <<EOF
+import time
+END = time.process_time() + 1.0
+def spin_a_$N():
+    for i in range(20000): pass
+def spin_b_$N():
+    for i in range(20000): pass
+SRC = (("def work_$N():\n    spin_a_$N()\nwork_$N()\n", "gen_a.py"),
+       ("\n" * 40 + "def work_$N():\n    spin_b_$N()\nwork_$N()\n", "gen_b.py"))
+while time.process_time() < END:
+    for src, name in SRC:
+        exec(compile(src, name, "exec"),
+             {"spin_a_$N": spin_a_$N, "spin_b_$N": spin_b_$N})
+EOF
+	record_py "$PY" "$T/reuse.py"
+	# under spin_a, work from gen_a.py line 2 under its <module> at line
+	# 3; under spin_b, gen_b.py 42 and 43
+	awk -F'\t' -v n="$N" -v module="${1:-}" '
+		$1 == "frame" && $5 == "interpreted" {
+			k = ++depth[$3]
+			if (k == 1 && $9 ~ "^py::spin_[ab]_" n ":")
+				leaf[$3] = substr($9, 10, 1)
+			if (k == 2 && $9 ~ "^py::work_" n ":")
+				work[$3] = $11 ":" $12
+			if (k == 3 && $9 ~ "^py::<module>:gen_")
+				mod[$3] = $11 ":" $12
+		}
+		$1 == "sample" && leaf[$7] != "" && work[$7] != "" {
+			checked++
+			want = leaf[$7] == "a" ? "gen_a.py:2" : "gen_b.py:42"
+			if (work[$7] != want && wrong++ < 5)
+				print "spin_" leaf[$7] " under work at " work[$7]
+			# the <module>s are mostly gone when read: unnamed
+			want = leaf[$7] == "a" ? "gen_a.py:3" : "gen_b.py:43"
+			if (module && mod[$7] != "") {
+				named++
+				if (mod[$7] != want && wrong++ < 5)
+					print "spin_" leaf[$7] " under <module> at " mod[$7]
+			}
+		}
+		END {
+			printf "%d samples checked (%d <module>s named), %d wrong\n",
+				checked, named, wrong
+			exit !(checked >= 100 && !wrong)
+		}' "$T/py.sym"
+}
+
+@test "python3.11: a code object freed and another made at its address are told apart" {
+	need_cpython 3.11
+	reuse_test
+}
+
+@test "python3.12: a code object freed and another made at its address are told apart" {
+	need_cpython 3.12.1
+	reuse_test module
+}
+
+@test "python3.13: a code object freed and another made at its address are told apart" {
+	need_cpython 3.13.0
+	reuse_test module
+}
