@@ -27,19 +27,20 @@ struct sp_py_where {
 	__u32 fr_entry;		/* _PyInterpreterFrame: is_entry / owner */
 	__u32 entry_owner;	/* 0: fr_entry != 0 is an entry frame (3.11);
 				   1: fr_entry == 3, the C stack's shim frame */
-	__u32 co_stamp;		/* PyCodeObject: co_name, read with the frame */
-	__u32 co_line;		/* PyCodeObject: co_firstlineno, the first of
-				   SP_PY_STAMP_LEN immutable bytes read too */
+	__u32 co_stamp;		/* PyCodeObject: co_firstlineno, the first of
+				   SP_PY_STAMP_LEN bytes read with a frame */
+	__u32 pad;
 };
 
 /*
- * From co_firstlineno on, a code object holds its counts of locals, and in
- * 3.12 and later co_version, a number no other code object made in the
- * process has: the stamp of a frame is co_name xor'ed with these bytes as
- * four words, so that a new code object at a freed one's address is told
- * apart (in 3.11, by its name, first line, counts and local names).
+ * From co_firstlineno to co_name, a code object holds its first line, its
+ * counts of locals, in 3.12 and later co_version (a number no other code
+ * object of the process has), its local names, file and name, none of
+ * which change: the stamp of a frame is these bytes xor'ed as words, so
+ * that a new code object at a freed one's address is told apart (in 3.11,
+ * by what it holds there).
  */
-#define SP_PY_STAMP_LEN	32
+#define SP_PY_STAMP_LEN	64
 
 #define SP_PY_NONE	0xffffffffu
 #define SP_PY_MAXF	64	/* frames walked per sample */
@@ -56,7 +57,7 @@ struct sp_py_where {
 struct sp_py_frame {
 	__u64 code;		/* code object | SP_PY_ENTRY */
 	__u64 instr;		/* instruction pointer */
-	__u64 stamp;		/* co_name ^ the words at co_line */
+	__u64 stamp;		/* the words at co_stamp, xor'ed */
 };
 
 struct sp_py_chain {

@@ -268,8 +268,14 @@ int sp_py_find(pid_t pid, struct sp_py_proc *p, char *why, size_t whylen)
 		p->co_qualname = 128;
 		p->co_linetable = 136;
 	}
-	p->where.co_stamp = p->co_name;
-	p->where.co_line = p->co_firstlineno;
+	p->where.co_stamp = p->co_firstlineno;
+	if (p->co_name < p->co_firstlineno ||
+	    p->co_name + 8 > p->co_firstlineno + SP_PY_STAMP_LEN) {
+		snprintf(why, whylen, "CPython %u.%u in %s: co_name is not within %u bytes of co_firstlineno",
+			 p->version >> 24, p->version >> 16 & 0xff, p->path,
+			 SP_PY_STAMP_LEN);
+		return -ENOTSUP;
+	}
 	return 1;
 }
 
@@ -356,15 +362,17 @@ static int read_str(pid_t pid, const struct sp_py_proc *p, uint64_t addr,
 static int same_code(pid_t pid, const struct sp_py_proc *p, uint64_t addr,
 		     uint64_t stamp, uint32_t *first)
 {
-	uint64_t head[2], name, b[SP_PY_STAMP_LEN / 8];
+	uint64_t head[2], b[SP_PY_STAMP_LEN / 8], x = 0;
+	size_t i;
 	int r;
 
 	if ((r = sp_procfs_read_mem(pid, addr, head, sizeof(head))) ||
-	    (r = sp_procfs_read_mem(pid, addr + p->where.co_stamp, &name, 8)) ||
-	    (r = sp_procfs_read_mem(pid, addr + p->where.co_line, b, sizeof(b))))
+	    (r = sp_procfs_read_mem(pid, addr + p->where.co_stamp, b, sizeof(b))))
 		return r;
+	for (i = 0; i < SP_PY_STAMP_LEN / 8; i++)
+		x ^= b[i];
 	if (!head[0] || head[0] > UINT32_MAX || head[1] != p->code_type ||
-	    (name ^ b[0] ^ b[1] ^ b[2] ^ b[3]) != stamp)
+	    x != stamp)
 		return -ESTALE;
 	*first = (uint32_t)b[0];
 	return 0;
