@@ -645,12 +645,15 @@ static void op_switch(struct gen *g, struct in *in)
 		g->samples -= g->samples > 0;
 	}
 	g->time += fl >> 4;
+	/* bit 3: an older SWITCH, without cpu and flags */
 	w = add(g, SP_REC_SWITCH, fl & 8 ? sizeof(*w) - 8 : sizeof(*w));
 	w->time = g->time;
 	w->pid = pid_of(sel);
 	w->tid = tid_of(sel);
-	w->cpu = fl >> 6;
-	w->flags = (fl >> 1) & 3;
+	if (!(fl & 8)) {
+		w->cpu = fl >> 6;
+		w->flags = (fl >> 1) & 3;
+	}
 }
 
 /*
