@@ -16,8 +16,9 @@
  *
  * Events opened before the program was loaded get it too; the events the
  * kernel made for threads created before then (inherited from a launched
- * command's) do not, so a launched python is recognised by its file name
- * and the program loaded before it runs.
+ * command's or a target's) do not, so the program is loaded before the
+ * targets run, whatever they are: in the samples of a process it was not
+ * told about, it only looks the process up.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -101,11 +102,11 @@ static int load(struct sp_recorder *r)
 	py->pending_set = calloc(ev->nbufs ? ev->nbufs : 1, 1);
 	if (!py->out_open || !py->pending || !py->pending_set)
 		return sp_err_set(&r->err, -ENOMEM, "out of memory");
-	e = sp_py_bpf_open(&py->bpf, py->why, sizeof(py->why));
+	e = sp_py_bpf_open(&py->bpf, py->denied_why, sizeof(py->denied_why));
 	if (e == -ENOMEM)
 		return sp_err_set(&r->err, e, "out of memory");
 	if (e) {
-		py->denied = 1;
+		py->denied = 1;	/* said if a CPython comes */
 		return 0;
 	}
 	/* the switch-out samplers' too: Python frames of the waits */
@@ -174,10 +175,11 @@ static struct rec_pyproc *examine(struct sp_recorder *r, uint32_t pid,
 			snprintf(py->why, sizeof(py->why), "%s", why);
 	}
 	if (found == 1 && !(*err = load(r)) && !py->bpf) {
-		/* the kernel refused the program: why says */
+		/* the kernel refused the program: now it is said */
 		s = sp_u64map_find(&py->procs, pid);
 		s->val = REFUSED;
-		py->refused++;
+		if (!py->refused++ && !py->why[0])
+			snprintf(py->why, sizeof(py->why), "%s", py->denied_why);
 	}
 	if (found != 1 || *err || !py->bpf ||
 	    sp_py_bpf_watch(py->bpf, (pid_t)pid, p)) {
@@ -200,28 +202,22 @@ static struct rec_pyproc *examine(struct sp_recorder *r, uint32_t pid,
 	/* the slot may have moved with the table */
 	s = sp_u64map_find(&py->procs, pid);
 	s->val = i + 1;
-	py->nprocs++;
 	return pp;
+}
+
+int rec_python_preload(struct sp_recorder *r)
+{
+	return r->o.python == SP_RECORD_PYTHON_OFF ? 0 : load(r);
 }
 
 int rec_python_early(struct sp_recorder *r, pid_t pid)
 {
-	int e;
+	int e = rec_python_preload(r);
 
-	if (r->o.python == SP_RECORD_PYTHON_OFF)
-		return 0;
+	if (e || r->o.python == SP_RECORD_PYTHON_OFF)
+		return e;
 	examine(r, (uint32_t)pid, &e);
 	return e;
-}
-
-void rec_python_early_command(struct sp_recorder *r, const char *file)
-{
-	const char *base = file ? strrchr(file, '/') : NULL;
-
-	base = base ? base + 1 : file;
-	if (r->o.python != SP_RECORD_PYTHON_OFF && base &&
-	    !strncmp(base, "python", 6))
-		load(r);	/* an error comes again at the first event */
 }
 
 void rec_python_forget(struct sp_recorder *r, uint32_t pid)
@@ -424,5 +420,9 @@ int rec_python_sample(struct sp_recorder *r, uint32_t pid, uint32_t tid,
 		o->flags |= SP_PYS_FAULT;
 	memcpy(o + 1, py->words, 8u * c->n);
 	py->stacks++;
+	/* counted at its first stack: one looked at just before its exec,
+	   and again after, is one */
+	if (!pp->stacks++)
+		py->nprocs++;
 	return 0;
 }

@@ -224,7 +224,8 @@ static int attach_on_exec(struct sp_recorder *r)
 	if (e < 0)
 		return e;
 	r->attached_threads = 1;
-	rec_python_early_command(r, r->o.command);
+	if ((e = rec_python_preload(r)))
+		return e;
 	/* it has not run a line of its own yet */
 	rec_pmap_born(r, r->tg.pids[0], sp_mono_ns());
 	e = rec_write_header(r);

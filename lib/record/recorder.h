@@ -486,12 +486,14 @@ struct rec_pyproc {
 		uint32_t id;
 	} *c;
 	size_t nc, capc;
+	uint64_t stacks;	/* PYSTACKs written */
 };
 
 /* CPython's frames (format/python.h). */
 struct rec_python {
-	struct sp_py_bpf *bpf;	/* loaded when the first CPython is found */
-	int denied;		/* the kernel refused it: never again */
+	struct sp_py_bpf *bpf;	/* loaded before the targets run */
+	int denied;		/* the kernel refused it: never again, and
+				   denied_why says why once a CPython is seen */
 	struct sp_u64map out_ids;	/* ids of the BPF-output events */
 	uint8_t *out_open;	/* per buffer: its output event is open */
 	struct sp_py_chain *pending;	/* per buffer: the last chain read */
@@ -504,6 +506,7 @@ struct rec_python {
 	size_t nwords;
 	uint64_t nprocs, stacks, codes, unreadable, refused;
 	char why[SP_ERR_MAX];
+	char denied_why[SP_ERR_MAX];
 };
 
 /*
@@ -514,13 +517,17 @@ struct rec_python {
 int rec_python_setup(struct sp_recorder *r);
 
 /*
- * Before attaching: load the BPF program now when pid runs CPython, so
- * that the events the threads inherit have it.  0 or -ENOMEM.
+ * Before the targets run (before attaching, or for the launched command
+ * before its exec): load the BPF program, so that the events the kernel
+ * makes for their threads have it when a thread or a child runs CPython
+ * later; it does nothing in the samples of other processes.  A refusal is
+ * said only if a CPython shows up.  0 or -errno for what stops the
+ * recording.
  */
-int rec_python_early(struct sp_recorder *r, pid_t pid);
+int rec_python_preload(struct sp_recorder *r);
 
-/* For the launched command file: load the program now if it is Python. */
-void rec_python_early_command(struct sp_recorder *r, const char *file);
+/* Before attaching to pid: preload, and tell the program if pid runs CPython. */
+int rec_python_early(struct sp_recorder *r, pid_t pid);
 
 /*
  * A sampling event was opened on buffer b (which it maps if it is the

@@ -133,6 +133,15 @@ assert_chain() {
 	assert_share "$T/py.folded" "py::h_$N.*py::h_$N" 0 0
 }
 
+@test "python: a CPython that a launched shell forks has its frames too" {
+	need_cpython 3.11
+	chain_script "$T/chain.py"
+	# the shell forks the interpreter (the "; true" keeps it from exec'ing
+	# it): the child's events are made by the kernel from the shell's
+	record_py sh -c "$PY $T/chain.py; true"
+	assert_chain
+}
+
 @test "Python calling C calling Python: sorted(key=...) keeps its order" {
 	need_cpython 3.12.1
 	cat >"$T/sort.py" <<EOF
@@ -278,6 +287,11 @@ EOF
 	run grep -cP '^frame\t.*\tinterpreted\t' "$T/py.sym"
 	assert_output 0
 	grep -qP '^frame\t.*\t_PyEval_EvalFrameDefault\t' "$T/py.sym"
+	# and of a recording with no CPython in it, nothing is said
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$SP_RECORD" -F 499 -o /dev/null -- true
+	assert_success
+	[[ $stderr != *python* ]] || fail "$stderr"
 }
 
 # reuse_test [module]: work_N compiled afresh for every call, alternately
