@@ -2,10 +2,10 @@
 /*
  * pyframes.c: CPython's frames of each sample, into the stream.
  *
- * A process is looked at once, at its first sample (or before attaching,
- * for the processes given): when it runs a CPython this reads
- * (record/python.h), the BPF program is loaded, the first time, and told
- * where its frames are.  The program runs in every sample of the sampling
+ * A process is looked at once, before attaching when it is given, or when
+ * it maps python* or libpython* (its MMAP, or its maps read at the start):
+ * when it runs a CPython this reads (record/python.h), the BPF program is
+ * told where its frames are.  The program runs in every sample of the sampling
  * events and writes the frame chain of the sampled thread through the
  * BPF-output event of the CPU, into the same buffer, just before the
  * sample; the chain waits in its buffer's slot for that sample.  Its code
@@ -365,17 +365,23 @@ int rec_python_sample(struct sp_recorder *r, uint32_t pid, uint32_t tid,
 	struct rec_python *py = &r->py;
 	unsigned b = r->ev.draining;
 	const struct sp_py_chain *c;
+	const struct sp_u64slot *s;
 	struct rec_pyproc *pp;
 	struct sp_pystack_rec *o;
 	size_t size;
 	unsigned i;
 	int e;
 
-	if (r->o.python == SP_RECORD_PYTHON_OFF || !pid)
+	/*
+	 * Only a process looked at (when it was given, mapped CPython, or
+	 * was found mapping it at the start) has a chain in its samples.
+	 */
+	if (r->o.python == SP_RECORD_PYTHON_OFF || !pid ||
+	    !py->pending_set || !py->pending_set[b] ||
+	    !(s = sp_u64map_find(&py->procs, pid)) || !s->val ||
+	    s->val == REFUSED)
 		return 0;
-	pp = examine(r, pid, &e);
-	if (e || !pp || !py->pending_set || !py->pending_set[b])
-		return e;
+	pp = &py->v[s->val - 1];
 	c = &py->pending[b];
 	if (c->tid != tid || c->pid != pid)
 		return 0;

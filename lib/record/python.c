@@ -425,46 +425,58 @@ int sp_py_read_code(pid_t pid, const struct sp_py_proc *p, uint64_t addr,
 
 /* The BPF program --------------------------------------------------------- */
 
+/*
+ * Of the loaded object only three descriptors are kept: the program (for
+ * the events opened later), the map of processes and the map of output
+ * events (whose entries live while it is open).  The output events are
+ * held by that map, the other maps by the program.
+ */
 struct sp_py_bpf {
-	struct bpf_object *obj;
 	int prog, procs, out;
-	int *outs;		/* the BPF-output events */
-	size_t nouts;
 };
+
+/* A descriptor of the object's, kept when the object is closed. */
+static int keep(int fd)
+{
+	return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 3);
+}
 
 int sp_py_bpf_open(struct sp_py_bpf **bp, char *why, size_t whylen)
 {
 	struct sp_py_bpf *b = calloc(1, sizeof(*b));
 	struct bpf_program *prog;
+	struct bpf_object *obj;
 	int r;
 
 	*bp = NULL;
 	if (!b)
 		return -ENOMEM;
+	b->prog = b->procs = b->out = -1;
 	libbpf_set_print(NULL);
-	b->obj = bpf_object__open_mem(sp_python_bpf, sp_python_bpf_len, NULL);
-	r = libbpf_get_error(b->obj);
+	obj = bpf_object__open_mem(sp_python_bpf, sp_python_bpf_len, NULL);
+	r = libbpf_get_error(obj);
 	if (r) {
-		b->obj = NULL;
 		snprintf(why, whylen, "cannot open the Python frames' BPF program: %s",
 			 strerror(-r));
-		sp_py_bpf_free(b);
+		free(b);
 		return r;
 	}
-	r = bpf_object__load(b->obj);
+	r = bpf_object__load(obj);
 	if (r) {
 		if (r == -EPERM || r == -EACCES)
 			snprintf(why, whylen, "loading a BPF program needs root, or CAP_BPF and CAP_PERFMON");
 		else
 			snprintf(why, whylen, "the kernel refused the Python frames' BPF program: %s",
 				 strerror(-r));
-		sp_py_bpf_free(b);
+		bpf_object__close(obj);
+		free(b);
 		return r;
 	}
-	prog = bpf_object__find_program_by_name(b->obj, "sp_py_sample");
-	b->prog = prog ? bpf_program__fd(prog) : -1;
-	b->procs = bpf_object__find_map_fd_by_name(b->obj, "procs");
-	b->out = bpf_object__find_map_fd_by_name(b->obj, "out");
+	prog = bpf_object__find_program_by_name(obj, "sp_py_sample");
+	b->prog = keep(prog ? bpf_program__fd(prog) : -1);
+	b->procs = keep(bpf_object__find_map_fd_by_name(obj, "procs"));
+	b->out = keep(bpf_object__find_map_fd_by_name(obj, "out"));
+	bpf_object__close(obj);
 	if (b->prog < 0 || b->procs < 0 || b->out < 0) {
 		snprintf(why, whylen, "the Python frames' BPF program lacks a part");
 		sp_py_bpf_free(b);
@@ -505,12 +517,8 @@ int sp_py_bpf_output(struct sp_py_bpf *b, int cpu, int ring_fd, uint64_t *id)
 		.clockid = CLOCK_MONOTONIC,
 	};
 	uint32_t key = (uint32_t)cpu;
-	int fd, r, *v;
+	int fd, r;
 
-	v = realloc(b->outs, (b->nouts + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	b->outs = v;
 	fd = sp_perf_open(&a, -1, cpu);
 	if (fd < 0)
 		return fd;
@@ -519,12 +527,8 @@ int sp_py_bpf_output(struct sp_py_bpf *b, int cpu, int ring_fd, uint64_t *id)
 		r = -errno;
 	if (!r && bpf_map_update_elem(b->out, &key, &fd, BPF_ANY))
 		r = -errno;
-	if (r) {
-		close(fd);
-		return r;
-	}
-	b->outs[b->nouts++] = fd;
-	return 0;
+	close(fd);	/* the map holds it */
+	return r;
 }
 
 int sp_py_bpf_attach(struct sp_py_bpf *b, int event_fd)
@@ -547,14 +551,13 @@ void sp_py_bpf_stats(const struct sp_py_bpf *b, uint64_t *runs, uint64_t *ns)
 
 void sp_py_bpf_free(struct sp_py_bpf *b)
 {
-	size_t i;
-
 	if (!b)
 		return;
-	for (i = 0; i < b->nouts; i++)
-		close(b->outs[i]);
-	free(b->outs);
-	if (b->obj)
-		bpf_object__close(b->obj);
+	if (b->prog >= 0)
+		close(b->prog);
+	if (b->procs >= 0)
+		close(b->procs);
+	if (b->out >= 0)
+		close(b->out);
 	free(b);
 }

@@ -242,6 +242,8 @@ static int synth_map(const struct sp_procfs_map *m, void *arg)
 	e = sp_out_rec(s->r->out, o, sizeof(*o) + n + 1);
 	if (!e && !strcmp(name, "[vdso]"))
 		e = synth_vdso(s, m);
+	if (!e)
+		e = rec_python_mapped(s->r, (uint32_t)s->pid, name);
 	if (e)
 		s->err = e;
 	return e;

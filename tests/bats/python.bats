@@ -142,6 +142,31 @@ assert_chain() {
 	assert_chain
 }
 
+@test "python: -a reads the frames of a CPython that ran before it started" {
+	local pid
+	need_cpython 3.11
+	# h says when it spins, for 3 s of CPU time
+	cat >"$T/long.py" <<EOF
+import time
+def h_$N():
+    open("$T/spinning", "w").close()
+    end = time.process_time() + 3
+    while time.process_time() < end: pass
+def g_$N(): h_$N()
+def f_$N(): g_$N()
+f_$N()
+EOF
+	"$PY" "$T/long.py" &
+	pid=$!
+	wait_until 10 "python to spin" test -e "$T/spinning"
+	"$SP_RECORD" -a -F 499 -d 1 -o "$T/host.raw" 2>"$T/rec.err" ||
+		fail "sp-record -a failed: $(cat "$T/rec.err")"
+	kill "$pid"
+	"$SP_UNWIND" "$T/host.raw" 2>/dev/null | "$SP_SYMBOLIZE" |
+		"$SP_FOLD" --pid | grep -E "^[^;]*-$pid;" >"$T/py.folded" || true
+	assert_share "$T/py.folded" "py::f_$N:[^;]*;py::g_$N:[^;]*;py::h_$N:[^;]*(;|\$)" 90
+}
+
 @test "Python calling C calling Python: sorted(key=...) keeps its order" {
 	need_cpython 3.12.1
 	cat >"$T/sort.py" <<EOF
