@@ -161,7 +161,8 @@ EOF
 	wait_until 10 "python to spin" test -e "$T/spinning"
 	"$SP_RECORD" -a -F 499 -d 1 -o "$T/host.raw" 2>"$T/rec.err" ||
 		fail "sp-record -a failed: $(cat "$T/rec.err")"
-	kill "$pid"
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" || true
 	"$SP_UNWIND" "$T/host.raw" 2>/dev/null | "$SP_SYMBOLIZE" |
 		"$SP_FOLD" --pid | grep -E "^[^;]*-$pid;" >"$T/py.folded" || true
 	assert_share "$T/py.folded" "py::f_$N:[^;]*;py::g_$N:[^;]*;py::h_$N:[^;]*(;|\$)" 90
