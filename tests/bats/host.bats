@@ -231,7 +231,10 @@ first_frames() {
 @test "-a --off-cpu: each thread's time is the recording's, its waits say why" {
 	local th want got
 	start_target wl-offcpu 30
-	run "$SP_RECORD" -a --off-cpu -F 999 -d 1 -o "$RAW"
+	# every process of the host at 999 Hz: 8 KiB stack copies (its
+	# stacks are shallow) leave the buffers room when other processes
+	# keep the CPUs busy, so that no switch is lost
+	run "$SP_RECORD" -a --off-cpu -F 999 --stack-size 8192 -d 1 -o "$RAW"
 	assert_success
 	# "N samples, 0 lost events, T threads, 1.00 s"
 	want=$(sed -n 's/.* threads, \([0-9.]*\) s$/\1/p' <<<"$output")
