@@ -715,9 +715,14 @@ EOF_SH
 	assert_success
 	run "$RAWCHECK" "$T/p.raw"
 	assert_equal "$(grep -m1 '^perfmap' <<<"$output" | sed 's/ [0-9]* / PID /')" 'perfmap PID 0 12'
-	pm=$(grep -A1 '^perfmap' <<<"$output" | grep -v '^--$')
+	# a read between the shell's truncation of the map and its write of
+	# five sees an empty map: a reset with no text, there or not
+	pm=$(awk '$1 == "perfmap" && $4 != 0 { print; getline; print }' <<<"$output")
 	exp=$(printf 'one\n' ; printf 'two\n'; printf 'three\n'; printf 'four\n'
 	      printf 'five_written_over_four\n')
 	assert_equal "$(grep -v '^perfmap' <<<"$pm" | awk '{ print $3 }')" "$exp"
-	assert_equal "$(grep '^perfmap' <<<"$pm" | awk '{ print $3 }' | tr '\n' ' ')" "0 0 0 1 1 "
+	# resets: four's rename, and five's write over it (or the empty
+	# map before it, five then appended to that)
+	[[ "$(awk '$1 == "perfmap" { print $3 }' <<<"$output" | tr '\n' ' ')" =~ ^"0 0 0 1 1 "("0 ")?$ ]] ||
+		fail "resets: $(grep '^perfmap' <<<"$output")"
 }
