@@ -42,6 +42,17 @@ struct sp_py_where {
  */
 #define SP_PY_STAMP_LEN	64
 
+/* The stamp of the SP_PY_STAMP_LEN bytes b read at co_stamp. */
+static inline __attribute__((always_inline)) __u64 sp_py_stamp(const __u64 *b)
+{
+	__u64 x = 0;
+	int i;
+
+	for (i = 0; i < SP_PY_STAMP_LEN / 8; i++)
+		x ^= b[i];
+	return x;
+}
+
 #define SP_PY_NONE	0xffffffffu
 #define SP_PY_MAXF	64	/* frames walked per sample */
 #define SP_PY_MAGIC	0x48435950u	/* "PYCH" */

@@ -168,18 +168,16 @@ static struct rec_pyproc *examine(struct sp_recorder *r, uint32_t pid,
 		return NULL;
 	}
 	found = sp_py_find((pid_t)pid, p, why, sizeof(why));
+	if (found == 1 && !(*err = load(r)) && !py->bpf) {
+		/* the kernel refused the program: it is said now */
+		found = -ENOTSUP;
+		snprintf(why, sizeof(why), "%s", py->denied_why);
+	}
 	if (found == -ENOTSUP) {
 		/* said once: not looked at again */
 		s->val = REFUSED;
 		if (!py->refused++ && !py->why[0])
 			snprintf(py->why, sizeof(py->why), "%s", why);
-	}
-	if (found == 1 && !(*err = load(r)) && !py->bpf) {
-		/* the kernel refused the program: now it is said */
-		s = sp_u64map_find(&py->procs, pid);
-		s->val = REFUSED;
-		if (!py->refused++ && !py->why[0])
-			snprintf(py->why, sizeof(py->why), "%s", py->denied_why);
 	}
 	if (found != 1 || *err || !py->bpf ||
 	    sp_py_bpf_watch(py->bpf, (pid_t)pid, p)) {

@@ -62,14 +62,11 @@ static __always_inline __u64 word(__u64 addr, int *err)
 static __always_inline __u64 stamp(__u64 code, const struct sp_py_where *w,
 				   int *err)
 {
-	__u64 b[SP_PY_STAMP_LEN / 8] = { 0 }, x = 0;
-	int i;
+	__u64 b[SP_PY_STAMP_LEN / 8] = { 0 };
 
 	if (bpf_probe_read_user(b, sizeof(b), (const void *)(code + w->co_stamp)))
 		*err = 1;
-	for (i = 0; i < SP_PY_STAMP_LEN / 8; i++)
-		x ^= b[i];
-	return x;
+	return sp_py_stamp(b);
 }
 
 /* The thread state of tid, or 0. */

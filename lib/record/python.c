@@ -362,17 +362,15 @@ static int read_str(pid_t pid, const struct sp_py_proc *p, uint64_t addr,
 static int same_code(pid_t pid, const struct sp_py_proc *p, uint64_t addr,
 		     uint64_t stamp, uint32_t *first)
 {
-	uint64_t head[2], b[SP_PY_STAMP_LEN / 8], x = 0;
-	size_t i;
+	uint64_t head[2];
+	__u64 b[SP_PY_STAMP_LEN / 8];
 	int r;
 
 	if ((r = sp_procfs_read_mem(pid, addr, head, sizeof(head))) ||
 	    (r = sp_procfs_read_mem(pid, addr + p->where.co_stamp, b, sizeof(b))))
 		return r;
-	for (i = 0; i < SP_PY_STAMP_LEN / 8; i++)
-		x ^= b[i];
 	if (!head[0] || head[0] > UINT32_MAX || head[1] != p->code_type ||
-	    x != stamp)
+	    sp_py_stamp(b) != stamp)
 		return -ESTALE;
 	*first = (uint32_t)b[0];
 	return 0;

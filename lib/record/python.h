@@ -49,8 +49,8 @@ struct sp_py_code {
 
 /*
  * Read code object addr of process pid, which must still be the one a
- * sample saw: its type PyCode_Type, and its name and the bytes from its
- * first line on giving stamp (pychain.h).
+ * sample saw: alive, of type PyCode_Type and with stamp (pychain.h),
+ * before and after it is read.
  * Returns 0, -ESTALE when the address holds something else now, or
  * another -errno.  On success c->linetable is the caller's to free.
  */
