@@ -706,10 +706,16 @@ static int count_timeline(struct sp_fold *f, const struct sp_st_sample *sa,
 	if (is_new) {
 		slot->val = f->nthreads;
 		f->threads[f->nthreads++] = (struct sp_fold_thread){
-			.pid = sa->pid, .tid = sa->tid, .comm = comm,
+			.pid = sa->pid, .tid = sa->tid, .comm = SP_FOLD_NONE,
 			.first = sa->time };
 	}
 	t = &f->threads[slot->val];
+	/*
+	 * the name it ends with: a new thread is often sampled before it
+	 * names itself, and an exec renames it for the rest of its life
+	 */
+	if (comm != SP_FOLD_NONE)
+		t->comm = comm;
 	t->last = sa->time;
 	t->count++;
 	t->weight += sa->weight;

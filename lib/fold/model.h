@@ -81,7 +81,7 @@ struct sp_fold_run {
 
 struct sp_fold_thread {
 	uint32_t pid, tid;
-	uint32_t comm;		/* string id of its name at its first sample */
+	uint32_t comm;		/* string id of its name at its last sample */
 	uint64_t first, last;	/* times of its first and last samples */
 	struct sp_fold_run *runs;
 	size_t nruns, cap;

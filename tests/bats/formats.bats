@@ -330,6 +330,22 @@ for p in d["profiles"]:
 '
 }
 
+@test "speedscope: a thread renamed after its first sample is named as it ended" {
+	# worker-1 renamed just after its first sample, as a thread sampled
+	# before it names itself (or an exec) is: one profile, the new name
+	awk -F'\t' -v OFS='\t' '$1 == "comm" && $5 ~ /^worker-1/ { tid = $4 }
+		{ print }
+		$1 == "sample" && $4 == tid && !done { print "comm", $2, $3, $4, "renamed", "-"; done = 1 }' \
+		"$D/threads.sym" >"$T/renamed.sym"
+	grep -q '	renamed	' "$T/renamed.sym" || fail "no sample of worker-1 to rename after"
+	run sp_fold --format speedscope -o "$T/s.json" "$T/renamed.sym"
+	assert_success
+	ss_py '
+names = [p["name"].split()[0] for p in d["profiles"]]
+assert "renamed" in names and not [n for n in names if n.startswith("worker-1")], names
+'
+}
+
 @test "speedscope: time order kept, equal neighbours merged; --weight in nanoseconds" {
 	run sp_fold --format speedscope -o "$T/s.json" "$D/single.sym"
 	assert_success
