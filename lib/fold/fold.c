@@ -645,7 +645,7 @@ static int count_pprof(struct sp_fold *f, const struct sp_st_sample *sa,
 {
 	struct sp_u64slot *slot;
 	struct sp_fold_sample *e;
-	uint32_t i, *link;
+	uint32_t i, prev;
 	int is_new;
 
 	slot = sp_u64map_get(&f->sample_ids, sp_fold_key2(sa->tid, stack), &is_new);
@@ -654,18 +654,19 @@ static int count_pprof(struct sp_fold *f, const struct sp_st_sample *sa,
 	if (is_new)
 		slot->val = SP_FOLD_NONE;
 	/* one entry per name the thread had: an exec renames it */
-	link = NULL;
+	prev = SP_FOLD_NONE;
 	for (i = (uint32_t)slot->val; i != SP_FOLD_NONE; i = e->next) {
 		e = &f->samples[i];
 		if (e->comm == comm && e->pid == sa->pid)
 			goto count;
-		link = &e->next;
+		prev = i;
 	}
+	/* by index, not pointer: the grow below may move f->samples */
 	if (SP_GROW(f->samples, f->samplecap, f->nsamples + 1))
 		return -ENOMEM;
 	i = (uint32_t)f->nsamples++;
-	if (link)
-		*link = i;
+	if (prev != SP_FOLD_NONE)
+		f->samples[prev].next = i;
 	else
 		sp_u64map_find(&f->sample_ids, sp_fold_key2(sa->tid, stack))->val = i;
 	f->samples[i] = (struct sp_fold_sample){ .pid = sa->pid,

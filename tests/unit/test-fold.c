@@ -375,6 +375,37 @@ static void test_threads_gone(void)
 	sp_fold_free(f);
 }
 
+/*
+ * A thread renamed after it was sampled (an exec, a worker naming itself):
+ * each of its stacks gets a second entry, chained to the first, while the
+ * array of entries grows under the chain.  Sampled again under the new name,
+ * every stack finds its entry: one per (thread, stack, name), counts kept.
+ */
+static void test_renamed_samples(void)
+{
+	struct sp_fold *f = sp_fold_new(SP_FOLD_SAMPLES);
+	uint64_t total = 0;
+	int i, round, bad = 0;
+	size_t k;
+
+	bad |= feed(f, "comm\t0\t10\t10\tbefore\t-");
+	for (i = 1; i <= 300 && !bad; i++) {
+		bad |= feed(f, "stack\t10\t%d\t1\tcomplete", i);
+		bad |= feed(f, "frame\t10\t%d\t0\tnative\tsymtab\t-\t0x%x\tf%d\t/x\t-\t-", i, 0x1000 + i, i);
+		bad |= feed(f, "sample\t%d\t10\t10\t0\t1\t%d", i, i);
+	}
+	bad |= feed(f, "comm\t400\t10\t10\tafter\t-");
+	for (round = 0; round < 2; round++)
+		for (i = 1; i <= 300 && !bad; i++)
+			bad |= feed(f, "sample\t%d\t10\t10\t0\t1\t%d", 500 + i, i);
+	CHECK(!bad);
+	CHECK(f->nsamples == 600);
+	for (k = 0; k < f->nsamples; k++)
+		total += f->samples[k].count;
+	CHECK(total == 900);
+	sp_fold_free(f);
+}
+
 int main(void)
 {
 	int fd = mkstemp(tmp);
@@ -389,6 +420,7 @@ int main(void)
 	test_top();
 	test_gone();
 	test_threads_gone();
+	test_renamed_samples();
 	unlink(tmp);
 	return unit_done("test-fold");
 }
