@@ -440,8 +440,13 @@ FILE *sp_open_text_input(const char *path, const char *output)
 	struct watched *w;
 	FILE *fp;
 
-	if (!piped && !idle.fn)
-		return stdio ? stdin : fopen(path, "r");
+	if (!piped && !idle.fn) {
+		fp = stdio ? stdin : fopen(path, "r");
+		/* a read(2) per 64 KiB, not per 4 KiB */
+		if (fp)
+			setvbuf(fp, NULL, _IOFBF, 64 * 1024);
+		return fp;
+	}
 	w = malloc(sizeof(*w));
 	if (!w)
 		return NULL;

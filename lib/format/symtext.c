@@ -33,14 +33,72 @@ static const char *type_name(unsigned t)
 
 /* Writer */
 
+/*
+ * The hot lines (frames and samples) are put together by hand: printf's
+ * format parsing was a third of a symbolizer's time on long recordings.
+ */
+
+/* Append s; returns the end. */
+static char *cat_str(char *p, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* Append v in decimal; returns the end. */
+static char *cat_dec(char *p, uint64_t v)
+{
+	char digits[20];
+	size_t n = 0;
+
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while (v /= 10);
+	while (n)
+		*p++ = digits[--n];
+	return p;
+}
+
+/* Append v as 0x and lowercase hex digits; returns the end. */
+static char *cat_hex(char *p, uint64_t v)
+{
+	char digits[16];
+	size_t n = 0;
+
+	do
+		digits[n++] = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	*p++ = '0';
+	*p++ = 'x';
+	while (n)
+		*p++ = digits[--n];
+	return p;
+}
+
+/* Append v in decimal, or "-" for 0; returns the end. */
+static char *cat_dec_or_none(char *p, uint32_t v)
+{
+	if (!v) {
+		*p++ = '-';
+		return p;
+	}
+	return cat_dec(p, v);
+}
+
 /* Write s escaped, or "-" for NULL. */
 static int put_field(struct sp_out *out, const char *s)
 {
 	const char *run;
+	size_t plain;
 	int r;
 
 	if (!s)
 		return sp_out_write(out, "-", 1);
+	plain = strcspn(s, "\t\n\\");
+	if (!s[plain] && strcmp(s, "-"))
+		return sp_out_write(out, s, plain);
 	if (!strcmp(s, "-"))
 		return sp_out_write(out, "\\-", 2);
 	for (run = s; *s; s++) {
@@ -71,20 +129,30 @@ int sp_st_write_magic(struct sp_out *out)
 static int write_frame(struct sp_out *out, const struct sp_st_frame *fr)
 {
 	const struct sp_frame *f = &fr->f;
-	char line[16];
+	char head[160], tail[48], *p;
 	int r;
 
 	static const char *const flag_names[4] = {
 		"-", "hidden", "no-build-id", "hidden,no-build-id",
 	};
 
-	r = sp_out_printf(out, "frame\t%" PRIu32 "\t%" PRIu32 "\t%" PRIu32
-			  "\t%s\t%s\t%s\t0x%" PRIx64 "\t",
-			  fr->pid, fr->id, fr->index,
-			  sp_frame_kind_name(f->kind),
-			  sp_frame_origin_name(f->origin),
-			  flag_names[f->flags & (SP_SYMF_HIDDEN | SP_SYMF_NO_BUILDID)],
-			  f->addr);
+	/* at most 6 + 3 * 11 + 3 * 20 + 19: the names are a word each */
+	p = cat_str(head, "frame\t");
+	p = cat_dec(p, fr->pid);
+	*p++ = '\t';
+	p = cat_dec(p, fr->id);
+	*p++ = '\t';
+	p = cat_dec(p, fr->index);
+	*p++ = '\t';
+	p = cat_str(p, sp_frame_kind_name(f->kind));
+	*p++ = '\t';
+	p = cat_str(p, sp_frame_origin_name(f->origin));
+	*p++ = '\t';
+	p = cat_str(p, flag_names[f->flags & (SP_SYMF_HIDDEN | SP_SYMF_NO_BUILDID)]);
+	*p++ = '\t';
+	p = cat_hex(p, f->addr);
+	*p++ = '\t';
+	r = sp_out_write(out, head, (size_t)(p - head));
 	if (!r)
 		r = put_field(out, f->function ? f->function : "[unknown]");
 	if (!r)
@@ -97,23 +165,46 @@ static int write_frame(struct sp_out *out, const struct sp_st_frame *fr)
 		r = put_field(out, f->file);
 	if (r)
 		return r;
-	if (f->line)
-		snprintf(line, sizeof(line), "%" PRIu32, f->line);
-	else
-		strcpy(line, "-");
-	if (!f->symbol && !f->decl_line)
-		return sp_out_printf(out, "\t%s\n", line);
+	p = tail;
+	*p++ = '\t';
+	p = cat_dec_or_none(p, f->line);
+	if (!f->symbol && !f->decl_line) {
+		*p++ = '\n';
+		return sp_out_write(out, tail, (size_t)(p - tail));
+	}
 	/* the symbol and the function's first line, when known */
-	r = sp_out_printf(out, "\t%s\t", line);
+	*p++ = '\t';
+	r = sp_out_write(out, tail, (size_t)(p - tail));
 	if (!r)
 		r = put_field(out, f->symbol);
 	if (r)
 		return r;
-	if (f->decl_line)
-		snprintf(line, sizeof(line), "%" PRIu32, f->decl_line);
-	else
-		strcpy(line, "-");
-	return sp_out_printf(out, "\t%s\n", line);
+	p = tail;
+	*p++ = '\t';
+	p = cat_dec_or_none(p, f->decl_line);
+	*p++ = '\n';
+	return sp_out_write(out, tail, (size_t)(p - tail));
+}
+
+static int write_sample(struct sp_out *out, const struct sp_st_rec *rec)
+{
+	char line[128], *p;
+
+	p = cat_str(line, type_name(rec->type));
+	*p++ = '\t';
+	p = cat_dec(p, rec->u.sample.time);
+	*p++ = '\t';
+	p = cat_dec(p, rec->u.sample.pid);
+	*p++ = '\t';
+	p = cat_dec(p, rec->u.sample.tid);
+	*p++ = '\t';
+	p = cat_dec(p, rec->u.sample.cpu);
+	*p++ = '\t';
+	p = cat_dec(p, rec->u.sample.weight);
+	*p++ = '\t';
+	p = cat_dec(p, rec->u.sample.id);
+	*p++ = '\n';
+	return sp_out_write(out, line, (size_t)(p - line));
 }
 
 int sp_st_write(struct sp_out *out, const struct sp_st_rec *rec)
@@ -158,13 +249,7 @@ int sp_st_write(struct sp_out *out, const struct sp_st_rec *rec)
 		return write_frame(out, &rec->u.frame);
 	case SP_ST_SAMPLE:
 	case SP_ST_OFFCPU:
-		return sp_out_printf(out, "%s\t%" PRIu64 "\t%" PRIu32 "\t%"
-				     PRIu32 "\t%" PRIu32 "\t%" PRIu64 "\t%"
-				     PRIu32 "\n", type_name(rec->type),
-				     rec->u.sample.time,
-				     rec->u.sample.pid, rec->u.sample.tid,
-				     rec->u.sample.cpu, rec->u.sample.weight,
-				     rec->u.sample.id);
+		return write_sample(out, rec);
 	case SP_ST_LOST:
 		return sp_out_printf(out, "lost\t%" PRIu64 "\t%" PRIu64 "\n",
 				     rec->u.lost.time, rec->u.lost.count);
@@ -221,11 +306,14 @@ int sp_st_write(struct sp_out *out, const struct sp_st_rec *rec)
 /* Undo escapes of one field in place; NULL for "-". */
 static const char *unescape(char *s, const char **err)
 {
-	char *d = s, *p;
+	char *d, *p;
 
 	if (s[0] == '-' && s[1] == 0)
 		return NULL;
-	for (p = s; *p; p++) {
+	p = strchr(s, '\\');
+	if (!p)
+		return s;
+	for (d = p; *p; p++) {
 		if (*p != '\\') {
 			*d++ = *p;
 			continue;
@@ -289,7 +377,7 @@ static int lookup(const char *s, const char *(*name)(unsigned), unsigned n)
 	unsigned i;
 
 	for (i = 0; s && i < n; i++)
-		if (*name(i) && !strcmp(s, name(i)))
+		if (*name(i) == *s && *s && !strcmp(s, name(i)))
 			return (int)i;
 	return -1;
 }
@@ -427,7 +515,8 @@ const char *sp_st_parse(char *line, size_t len, struct sp_st_rec *rec)
 	const char *f[MAX_FIELDS];
 	const char *err = NULL;
 	unsigned nf = 0, i;
-	char *p = line;
+	char *p = line, *end = line + len;
+	int escaped;
 	uint64_t v;
 	int t;
 
@@ -438,7 +527,7 @@ const char *sp_st_parse(char *line, size_t len, struct sp_st_rec *rec)
 	if (len == 0)
 		return "empty line";
 	for (;;) {
-		char *tab = strchr(p, '\t');
+		char *tab = memchr(p, '\t', (size_t)(end - p));
 
 		if (nf < MAX_FIELDS)
 			f[nf++] = p;
@@ -456,7 +545,13 @@ const char *sp_st_parse(char *line, size_t len, struct sp_st_rec *rec)
 		return NULL;
 	}
 	rec->type = (enum sp_st_type)t;
+	escaped = memchr(line, '\\', len) != NULL;
 	for (i = 1; i < nf; i++) {
+		if (!escaped) {
+			if (f[i][0] == '-' && !f[i][1])
+				f[i] = NULL;
+			continue;
+		}
 		f[i] = unescape((char *)f[i], &err);
 		if (err)
 			return err;
@@ -642,35 +737,25 @@ int sp_st_reader_fail(struct sp_st_reader *r, const char *what)
 	return failf(r, "%s at line %lu of '%s'", what, r->line, r->name);
 }
 
-/*
- * Read one line into buf without its newline.  Returns 1, 0 at the end of
- * input, SP_IN_ERROR.  A last line without a newline is a truncated stream.
- */
-static int read_line(struct sp_st_reader *r)
+/* Make room for more of the line; SP_IN_ERROR past the longest line. */
+static int grow_line(struct sp_st_reader *r)
 {
-	int c;
+	char *b;
 
-	r->len = 0;
-	r->line++;
-	while ((c = getc_unlocked(r->fp)) != EOF) {
-		if (c == '\n') {
-			r->buf[r->len] = 0;
-			return 1;
-		}
-		if (r->len + 1 >= r->cap) {
-			char *b;
+	if (r->cap >= SP_SYMTEXT_LINE_MAX)
+		return failf(r, "line too long (over %u bytes) at line %lu of '%s'",
+			     SP_SYMTEXT_LINE_MAX, r->line, r->name);
+	b = realloc(r->buf, r->cap * 2);
+	if (!b)
+		return failf(r, "out of memory reading '%s'", r->name);
+	r->buf = b;
+	r->cap *= 2;
+	return 0;
+}
 
-			if (r->cap >= SP_SYMTEXT_LINE_MAX)
-				return failf(r, "line too long (over %u bytes) at line %lu of '%s'",
-					     SP_SYMTEXT_LINE_MAX, r->line, r->name);
-			b = realloc(r->buf, r->cap * 2);
-			if (!b)
-				return failf(r, "out of memory reading '%s'", r->name);
-			r->buf = b;
-			r->cap *= 2;
-		}
-		r->buf[r->len++] = (char)c;
-	}
+/* The end of input after r->len bytes of a line: 0, or what was wrong. */
+static int read_end(struct sp_st_reader *r)
+{
 	if (ferror(r->fp))
 		return failf(r, "cannot read '%s': %s", r->name, strerror(errno));
 	r->buf[r->len] = 0;
@@ -681,12 +766,77 @@ static int read_line(struct sp_st_reader *r)
 	return 0;
 }
 
+/*
+ * Read the first line into buf without its newline, byte by byte: it may
+ * be the start of a binary stream, NUL bytes and all, whose magic names
+ * it.  Returns 1, 0 at the end of input, SP_IN_ERROR.
+ */
+static int read_first_line(struct sp_st_reader *r)
+{
+	int c;
+
+	r->len = 0;
+	r->line++;
+	while ((c = getc_unlocked(r->fp)) != EOF) {
+		if (c == '\n') {
+			r->buf[r->len] = 0;
+			return 1;
+		}
+		if (r->len + 1 >= r->cap && grow_line(r))
+			return SP_IN_ERROR;
+		r->buf[r->len++] = (char)c;
+	}
+	return read_end(r);
+}
+
+/*
+ * Read one line into buf without its newline.  Returns 1, 0 at the end of
+ * input, SP_IN_ERROR.  A last line without a newline is a truncated stream;
+ * a NUL byte, which no text line has, ends the stream at once.  fgets,
+ * unlike fread, returns what a pipe holds without waiting for more.
+ */
+static int read_line(struct sp_st_reader *r)
+{
+	size_t room, n;
+	int c;
+
+	r->len = 0;
+	r->line++;
+	for (;;) {
+		room = r->cap - r->len;
+		if (!fgets(r->buf + r->len, (int)room, r->fp))
+			return read_end(r);
+		n = strlen(r->buf + r->len);
+		r->len += n;
+		if (n && r->buf[r->len - 1] == '\n') {
+			r->buf[--r->len] = 0;
+			return 1;
+		}
+		if (n < room - 1) {
+			if (feof(r->fp) || ferror(r->fp))
+				return read_end(r);
+			return failf(r, "bad line at line %lu of '%s': NUL byte in line",
+				     r->line, r->name);
+		}
+		/* the buffer is full: a newline next still ends a line it holds */
+		if (r->cap >= SP_SYMTEXT_LINE_MAX) {
+			c = getc_unlocked(r->fp);
+			if (c == '\n')
+				return 1;
+			if (c == EOF)
+				return read_end(r);
+		}
+		if (grow_line(r))
+			return SP_IN_ERROR;
+	}
+}
+
 int sp_st_reader_header(struct sp_st_reader *r)
 {
 	unsigned version = 0;
 	int ret;
 
-	ret = read_line(r);
+	ret = read_first_line(r);
 	if (ret < 0) {
 		/* a binary stream has no newline for a long while */
 		if (r->len < SP_MAGIC_LEN)

@@ -336,6 +336,36 @@ static void test_reader(void)
 		  "bad sample line at line 2 of 'stdin': need 7 fields");
 	CHECK_STR(READ("# stackpulse symbolized 1\n\n", &n),
 		  "bad line at line 2 of 'stdin': empty line");
+	/* a NUL byte: in a line, in a comment, in a last line cut short */
+	CHECK_STR(READ("# stackpulse symbolized 1\nlost\t1\0\t2\nsummary\tsamples=0\n", &n),
+		  "bad line at line 2 of 'stdin': NUL byte in line");
+	CHECK_STR(READ("# stackpulse symbolized 1\n# a\0b\nsummary\tsamples=0\n", &n),
+		  "bad line at line 2 of 'stdin': NUL byte in line");
+	CHECK_STR(READ("# stackpulse symbolized 1\nlost\t1\0", &n),
+		  "truncated line (no newline) at line 2 of 'stdin'");
+}
+
+/* A stream of lines of every length up to past the reader's first buffer. */
+static void test_line_lengths(void)
+{
+	size_t cap = 64 * 1024, len, k;
+	char *text = malloc(cap), *p;
+	int n, lines = 0;
+
+	p = text + sprintf(text, "# stackpulse symbolized 1\n");
+	for (len = 1; len < 9000; len += 7) {
+		p += sprintf(p, "x");
+		for (k = 1; k < len; k++)
+			*p++ = (char)('a' + k % 26);
+		*p++ = '\n';
+		lines++;
+		if (p - text > (long)cap - 10000)
+			break;
+	}
+	p += sprintf(p, "summary\tsamples=0\n");
+	CHECK_STR(read_text(text, (size_t)(p - text), &n), "");
+	CHECK(n == lines + 1 && lines > 20);	/* unknown lines and the summary */
+	free(text);
 }
 
 static void test_long_line(void)
@@ -348,6 +378,18 @@ static void test_long_line(void)
 	memset(big + strlen(big), '1', len);
 	big[len] = 0;
 	CHECK_STR(read_text(big, len, &n),
+		  "line too long (over 1048576 bytes) at line 2 of 'stdin'");
+
+	/* the longest line read is one byte short of the limit */
+	len = strlen("# stackpulse symbolized 1\n");
+	memset(big + len, 'x', SP_SYMTEXT_LINE_MAX - 1);
+	len += SP_SYMTEXT_LINE_MAX - 1;
+	strcpy(big + len, "\nsummary\tsamples=0\n");
+	CHECK_STR(read_text(big, len + 20, &n), "");
+	CHECK(n == 2);
+	big[len] = 'x';
+	strcpy(big + len + 1, "\nsummary\tsamples=0\n");
+	CHECK_STR(read_text(big, len + 21, &n),
 		  "line too long (over 1048576 bytes) at line 2 of 'stdin'");
 	free(big);
 }
@@ -364,6 +406,7 @@ int main(void)
 	test_start_map();
 	test_magic();
 	test_reader();
+	test_line_lengths();
 	test_long_line();
 	unlink(tmp);
 	return unit_done("test-symtext");
