@@ -108,6 +108,7 @@ static int64_t copy_frame(struct copy *c, uint32_t i)
 	struct sp_fold_frame fr = c->from->frames[i];
 	int64_t s[6], id, map = SP_FOLD_NONE;
 	size_t k;
+	int is_new;
 
 	if (c->frames[i] != SP_FOLD_NONE)
 		return c->frames[i];
@@ -122,8 +123,7 @@ static int64_t copy_frame(struct copy *c, uint32_t i)
 	for (k = 0; k < 6; k++)
 		if (s[k] < 0)
 			return -ENOMEM;
-	if (map < 0 || SP_GROW(c->to->frames, c->to->framecap,
-			       c->to->nframes + 1))
+	if (map < 0)
 		return -ENOMEM;
 	fr.name = (uint32_t)s[0];
 	fr.full = (uint32_t)s[1];
@@ -132,12 +132,10 @@ static int64_t copy_frame(struct copy *c, uint32_t i)
 	fr.symbol = (uint32_t)s[4];
 	fr.folded = (uint32_t)s[5];
 	fr.map = (uint32_t)map;
-	id = sp_fold_frame_key(c->to, &fr);
+	/* two frames that differed only in what was dropped are one now */
+	id = sp_fold_frame_add(c->to, &fr, &is_new);
 	if (id < 0)
 		return id;
-	/* two frames that differed only in what was dropped are one now */
-	if ((size_t)id == c->to->nframes)
-		c->to->frames[c->to->nframes++] = fr;
 	c->frames[i] = (uint32_t)id;
 	return id;
 }

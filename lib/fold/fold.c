@@ -131,7 +131,7 @@ void sp_fold_release(struct sp_fold *f)
 		free(f->space[i].maps);
 	free(f->space);
 	sp_u64map_release(&f->spaces);
-	sp_strtab_release(&f->frame_keys);
+	free(f->frame_slots);
 	free(f->frames);
 	free(f->frame_ids);
 	free(f->stacks);
@@ -549,18 +549,71 @@ static int apply_stack(struct sp_fold *f, const struct sp_st_stack *st)
 	return 0;
 }
 
-/*
- * The index of fr's identity in frame_keys: the frame it is when below
- * nframes, else the next one to add.  -ENOMEM.
- */
-int64_t sp_fold_frame_key(struct sp_fold *f, const struct sp_fold_frame *fr)
+static uint32_t frame_hash(const struct sp_fold_frame *fr)
 {
-	char key[128];
+	uint64_t h;
 
-	snprintf(key, sizeof(key), "%" PRIx32 ":%" PRIx64 ":%x:%" PRIx32 ":%" PRIx32 ":%" PRIx32 ":%" PRIx32 ":%" PRIx32 ":%" PRIx32,
-		 fr->pid, fr->addr, fr->kind, fr->name, fr->file, fr->module,
-		 fr->line, fr->symbol, fr->decl_line);
-	return sp_strtab_intern(&f->frame_keys, key);
+	h = sp_hash_u64(fr->addr ^ ((uint64_t)fr->pid << 40) ^ fr->kind);
+	h = sp_hash_u64(h ^ fr->name ^ (uint64_t)fr->file << 32);
+	h = sp_hash_u64(h ^ fr->module ^ (uint64_t)fr->line << 32);
+	h = sp_hash_u64(h ^ fr->symbol ^ (uint64_t)fr->decl_line << 32);
+	return (uint32_t)h;
+}
+
+static int same_frame(const struct sp_fold_frame *a,
+		      const struct sp_fold_frame *b)
+{
+	return a->addr == b->addr && a->pid == b->pid && a->kind == b->kind &&
+	       a->name == b->name && a->file == b->file &&
+	       a->module == b->module && a->line == b->line &&
+	       a->symbol == b->symbol && a->decl_line == b->decl_line;
+}
+
+static int frame_slots_grow(struct sp_fold *f)
+{
+	uint32_t n = f->nframe_slots ? f->nframe_slots * 2 : 1024, j;
+	uint32_t *slots;
+	size_t i;
+
+	if (!n)
+		return -ENOMEM;
+	slots = calloc(n, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < f->nframes; i++) {
+		j = frame_hash(&f->frames[i]) & (n - 1);
+		while (slots[j])
+			j = (j + 1) & (n - 1);
+		slots[j] = (uint32_t)i + 1;
+	}
+	free(f->frame_slots);
+	f->frame_slots = slots;
+	f->nframe_slots = n;
+	return 0;
+}
+
+int64_t sp_fold_frame_add(struct sp_fold *f, const struct sp_fold_frame *fr,
+			  int *is_new)
+{
+	uint32_t j;
+
+	*is_new = 0;
+	if (f->nframes >= UINT32_MAX / 2)
+		return -ENOMEM;
+	if ((f->nframes + 1) * 2 > f->nframe_slots && frame_slots_grow(f))
+		return -ENOMEM;
+	j = frame_hash(fr) & (f->nframe_slots - 1);
+	while (f->frame_slots[j]) {
+		if (same_frame(&f->frames[f->frame_slots[j] - 1], fr))
+			return f->frame_slots[j] - 1;
+		j = (j + 1) & (f->nframe_slots - 1);
+	}
+	if (SP_GROW(f->frames, f->framecap, f->nframes + 1))
+		return -ENOMEM;
+	f->frames[f->nframes] = *fr;
+	f->frame_slots[j] = (uint32_t)f->nframes + 1;
+	*is_new = 1;
+	return (int64_t)f->nframes++;
 }
 
 /* The index of the frame fr describes, added on first sight. */
@@ -568,9 +621,9 @@ static int64_t frame_id(struct sp_fold *f, const struct sp_st_frame *fr)
 {
 	const struct sp_frame *sf = &fr->f;
 	uint32_t pid = sf->kind == SP_FK_KERNEL ? 0 : fr->pid;
-	struct sp_fold_frame *nf;
 	int64_t full, name, file, module, symbol, folded, id;
 	char *shortname = NULL;
+	int is_new;
 
 	full = intern(f, sf->function ? sf->function : "");
 	file = intern(f, sf->file);
@@ -588,28 +641,21 @@ static int64_t frame_id(struct sp_fold *f, const struct sp_st_frame *fr)
 		if (name < 0)
 			return -ENOMEM;
 	}
-	id = sp_fold_frame_key(f, &(struct sp_fold_frame){ .pid = pid,
-		.addr = sf->addr, .kind = sf->kind, .name = (uint32_t)name,
+	id = sp_fold_frame_add(f, &(struct sp_fold_frame){ .addr = sf->addr,
+		.pid = pid, .name = (uint32_t)name, .full = (uint32_t)full,
 		.file = (uint32_t)file, .module = (uint32_t)module,
 		.line = sf->line, .symbol = (uint32_t)symbol,
-		.decl_line = sf->decl_line });
-	if (id < 0)
-		return id;
-	if ((size_t)id < f->nframes)
+		.decl_line = sf->decl_line, .kind = sf->kind,
+		.origin = sf->origin, .map = SP_FOLD_NONE }, &is_new);
+	if (id < 0 || !is_new)
 		return id;
 	folded = intern_free(f, sp_fold_name(f->strs.strs[name], sf->kind,
 					     sf->origin));
-	if (folded < 0 || SP_GROW(f->frames, f->framecap, f->nframes + 1))
+	if (folded < 0)
 		return -ENOMEM;
-	nf = &f->frames[f->nframes++];
-	*nf = (struct sp_fold_frame){ .addr = sf->addr, .pid = pid,
-		.name = (uint32_t)name, .full = (uint32_t)full,
-		.file = (uint32_t)file, .module = (uint32_t)module,
-		.line = sf->line, .folded = (uint32_t)folded,
-		.symbol = (uint32_t)symbol, .decl_line = sf->decl_line,
-		.kind = sf->kind, .origin = sf->origin,
-		.map = sf->kind == SP_FK_KERNEL ? SP_FOLD_NONE :
-		       map_of(f, fr->pid, sf->addr) };
+	f->frames[id].folded = (uint32_t)folded;
+	if (sf->kind != SP_FK_KERNEL)
+		f->frames[id].map = map_of(f, fr->pid, sf->addr);
 	return id;
 }
 
@@ -780,10 +826,10 @@ static int preemption_frame(const char *name)
 static int64_t reason_frame(struct sp_fold *f, const struct sp_fold_stack *base)
 {
 	const char *why = base ? "" : " (not sampled)";
-	struct sp_fold_frame *nf;
-	int64_t name, id;
+	int64_t name;
 	uint32_t i;
 	char buf[320];
+	int is_new;
 
 	for (i = 0; base && i < base->n; i++) {
 		const struct sp_fold_frame *fr = &f->frames[f->frame_ids[base->off + i]];
@@ -807,21 +853,12 @@ static int64_t reason_frame(struct sp_fold *f, const struct sp_fold_stack *base)
 	name = intern(f, buf);
 	if (name < 0)
 		return -ENOMEM;
-	id = sp_fold_frame_key(f, &(struct sp_fold_frame){ .pid = 0,
-		.kind = SP_FK_SYNTHETIC, .name = (uint32_t)name,
+	return sp_fold_frame_add(f, &(struct sp_fold_frame){ .pid = 0,
+		.name = (uint32_t)name, .full = (uint32_t)name,
 		.file = SP_FOLD_NONE, .module = SP_FOLD_NONE,
-		.symbol = SP_FOLD_NONE });
-	if (id < 0 || (size_t)id < f->nframes)
-		return id;
-	if (SP_GROW(f->frames, f->framecap, f->nframes + 1))
-		return -ENOMEM;
-	nf = &f->frames[f->nframes++];
-	*nf = (struct sp_fold_frame){ .pid = 0, .name = (uint32_t)name,
-		.full = (uint32_t)name, .file = SP_FOLD_NONE,
-		.module = SP_FOLD_NONE, .symbol = SP_FOLD_NONE,
-		.map = SP_FOLD_NONE, .folded = (uint32_t)name,
-		.kind = SP_FK_SYNTHETIC, .origin = SP_FO_NONE };
-	return id;
+		.symbol = SP_FOLD_NONE, .map = SP_FOLD_NONE,
+		.folded = (uint32_t)name, .kind = SP_FK_SYNTHETIC,
+		.origin = SP_FO_NONE }, &is_new);
 }
 
 /*

@@ -134,7 +134,8 @@ struct sp_fold {
 	size_t nspace, spacecap;
 
 	/* frames and stacks */
-	struct sp_strtab frame_keys;	/* a frame's identity; index = frame */
+	uint32_t *frame_slots;		/* a frame's identity: index + 1, 0 empty */
+	uint32_t nframe_slots;		/* a power of two, at most half full */
 	struct sp_fold_frame *frames;
 	size_t nframes, framecap;
 	uint32_t *frame_ids;		/* the frames of every stack */
@@ -209,10 +210,12 @@ struct sp_fold_space *sp_fold_space_of(struct sp_fold *f, uint32_t pid,
 int64_t sp_fold_add_map(struct sp_fold *f, const struct sp_fold_map *m);
 
 /*
- * The index of fr's identity in frame_keys: the frame it is when below
- * nframes, else the next one to add.  -ENOMEM.
+ * The index of the frame with fr's identity (pid, address, kind, names,
+ * file, module, lines), *fr appended as it is when there is none yet (then
+ * *is_new is set).  -ENOMEM.
  */
-int64_t sp_fold_frame_key(struct sp_fold *f, const struct sp_fold_frame *fr);
+int64_t sp_fold_frame_add(struct sp_fold *f, const struct sp_fold_frame *fr,
+			  int *is_new);
 
 /* compact.c */
 
