@@ -113,7 +113,7 @@ static void usage(void)
 	       "                           at most 1s; default 0): its time is kept unsampled\n"
 	       "      --python WHEN        CPython's own frames, read in each sample of a\n"
 	       "                           CPython 3.11 to 3.13 (root, or CAP_BPF and\n"
-	       "                           CAP_PERFMON): auto (default) or off"
+	       "                           CAP_PERFMON): auto (default) or off\n"
 	       "  -m, --mmap-pages PAGES   ring buffer data pages per cpu, a power of 2 in\n"
 	       "                           1..%u (default %u)\n"
 	       "  -o, --output FILE        write to FILE instead of standard output\n"

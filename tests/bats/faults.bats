@@ -645,6 +645,20 @@ need_setpriv() {
 
 # Write errors -------------------------------------------------------------
 
+@test "--help: every option starts a line of its own, every tool" {
+	local t bad=0
+	for t in "${TOOLS[@]}" sp-push; do
+		run "$SP_BIN/$t/$t" --help
+		assert_success
+		# an option run on after the text of the one before it
+		if grep -nE '[^ ]  +(-[a-zA-Z], )?--[a-z]' <<<"$output" >&2; then
+			echo "# $t --help runs an option on in a line" >&2
+			bad=$((bad + 1))
+		fi
+	done
+	((bad == 0)) || fail "$bad tools"
+}
+
 @test "--help and --version on a full disk: exit 2, the error named" {
 	local t opt bad=0
 	for t in "${TOOLS[@]}"; do
