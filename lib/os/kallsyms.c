@@ -21,7 +21,6 @@
 struct entry {
 	struct sp_ksym s;
 	uint8_t rank;		/* 0 global, 1 weak, 2 local */
-	uint8_t padding;
 };
 
 struct chunk {
@@ -33,6 +32,8 @@ struct chunk {
 struct sp_ksyms {
 	struct entry *v;
 	size_t n, cap;
+	uint64_t *pads;		/* where padding starts: it bounds, then goes */
+	size_t npads, padcap;
 	int sorted;
 	struct chunk *chunks;
 };
@@ -57,6 +58,7 @@ void sp_ksyms_free(struct sp_ksyms *k)
 		free(c);
 	}
 	free(k->v);
+	free(k->pads);
 	free(k);
 }
 
@@ -97,46 +99,100 @@ static int push(struct sp_ksyms *k, const struct entry *e)
 	return 0;
 }
 
+/* Padding keeps only its address: half of a kernel's symbols are padding. */
+static int push_pad(struct sp_ksyms *k, uint64_t start)
+{
+	if (SP_GROW(k->pads, k->padcap, k->npads + 1))
+		return -ENOMEM;
+	k->pads[k->npads++] = start;
+	k->sorted = 0;
+	return 0;
+}
+
 static int entry_cmp(const void *a, const void *b)
 {
 	const struct entry *x = a, *y = b;
 
 	if (x->s.start != y->s.start)
 		return x->s.start < y->s.start ? -1 : 1;
-	if (x->padding != y->padding)
-		return x->padding ? 1 : -1;
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
 	return strcmp(x->s.name, y->s.name);
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
- * Sort; give each symbol without a size the distance to the next address
- * (padding included); keep one symbol per address; drop the padding.
+ * Sort v, which /proc/kallsyms gives almost in order (a few names at one
+ * address out of rank): insertion sort while it moves few elements, qsort
+ * once it has moved 8 per element, so that no input makes it quadratic.
+ */
+static void sort_mostly_sorted(void *v, size_t n, size_t size,
+			       int (*cmp)(const void *, const void *))
+{
+	char *b = v, tmp[sizeof(struct entry)];
+	size_t i, j, moves = 0;
+
+	if (size > sizeof(tmp)) {
+		qsort(v, n, size, cmp);
+		return;
+	}
+	for (i = 1; i < n; i++) {
+		if (cmp(b + (i - 1) * size, b + i * size) <= 0)
+			continue;
+		memcpy(tmp, b + i * size, size);
+		for (j = i; j > 0 && cmp(b + (j - 1) * size, tmp) > 0; j--)
+			moves++;
+		memmove(b + (j + 1) * size, b + j * size, (i - j) * size);
+		memcpy(b + j * size, tmp, size);
+		if (moves > 8 * n) {
+			qsort(v, n, size, cmp);
+			return;
+		}
+	}
+}
+
+/*
+ * Sort; give each symbol without a size the distance to the next address,
+ * a symbol's or padding's; keep one symbol per address; drop the padding.
  */
 static void finish(struct sp_ksyms *k)
 {
-	size_t i, j, n = 0;
+	size_t i, j, p = 0, n = 0;
+	uint64_t next;
 
-	qsort(k->v, k->n, sizeof(*k->v), entry_cmp);
+	sort_mostly_sorted(k->v, k->n, sizeof(*k->v), entry_cmp);
+	sort_mostly_sorted(k->pads, k->npads, sizeof(*k->pads), u64_cmp);
 	for (i = 0; i < k->n; i = j) {
 		struct entry *e = &k->v[i];
 
 		for (j = i + 1; j < k->n && k->v[j].s.start == e->s.start; j++)
 			;
-		if (!e->s.size && j < k->n)
-			e->s.size = k->v[j].s.start - e->s.start;
-		if (!e->padding)
-			k->v[n++] = *e;
+		while (p < k->npads && k->pads[p] <= e->s.start)
+			p++;
+		next = j < k->n ? k->v[j].s.start : 0;
+		if (p < k->npads && (!next || k->pads[p] < next))
+			next = k->pads[p];
+		if (!e->s.size && next)
+			e->s.size = next - e->s.start;
+		k->v[n++] = *e;
 	}
 	k->n = n;
+	free(k->pads);
+	k->pads = NULL;
+	k->npads = k->padcap = 0;
 	k->sorted = 1;
 }
 
 int sp_ksyms_load(struct sp_ksyms *k, const char *path)
 {
 	char *line = NULL;
-	size_t lcap = 0, first = k->n;
+	size_t lcap = 0, first = k->n, firstpad = k->npads;
 	int nonzero = 0, e = 0;
 	FILE *f = fopen(path, "re");
 
@@ -164,6 +220,11 @@ int sp_ksyms_load(struct sp_ksyms *k, const char *path)
 		mod = name[nl] == '\t' ? name + nl + 1 : NULL;
 		ml = mod ? strcspn(mod, "\n") : 0;
 		nonzero |= a != 0;
+		if (sp_sym_is_padding(name)) {
+			if ((e = push_pad(k, a)))
+				break;
+			continue;
+		}
 		en.s.start = a;
 		en.rank = t == 'T' ? 0 : t == 't' ? 2 : 1;
 		en.s.name = keep(k, name, nl);
@@ -172,15 +233,16 @@ int sp_ksyms_load(struct sp_ksyms *k, const char *path)
 			e = -ENOMEM;
 			break;
 		}
-		en.padding = (uint8_t)sp_sym_is_padding(en.s.name);
 		if ((e = push(k, &en)))
 			break;
 	}
 	free(line);
 	fclose(f);
 	/* kptr_restrict: every address reads as zero, and none means anything */
-	if (e || !nonzero)
+	if (e || !nonzero) {
 		k->n = first;
+		k->npads = firstpad;
+	}
 	return e;
 }
 
@@ -191,6 +253,8 @@ int sp_ksyms_add_record(struct sp_ksyms *k, uint64_t start, uint64_t size,
 	size_t len = strlen(name);
 	struct entry en = { 0 };
 
+	if (sp_sym_is_padding(name))
+		return push_pad(k, start);
 	en.s.start = start;
 	en.s.size = size;
 	if (bra && name[len - 1] == ']') {
@@ -202,7 +266,6 @@ int sp_ksyms_add_record(struct sp_ksyms *k, uint64_t start, uint64_t size,
 	}
 	if (!en.s.name || (bra && !en.s.module && name[len - 1] == ']'))
 		return -ENOMEM;
-	en.padding = (uint8_t)sp_sym_is_padding(en.s.name);
 	return push(k, &en);
 }
 

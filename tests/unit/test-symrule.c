@@ -6,6 +6,7 @@
  * inside padding, in a gap; the ranking of aliases; and the recorder's
  * KSYM capture answering as the whole kallsyms table does.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,92 @@ static void test_kallsyms(void)
 	s = sp_ksyms_lookup(k, 0xffffffff81d7d3a0, 1);
 	CHECK(s && s->size == 0x10 && !s->module);
 	sp_ksyms_free(k);
+}
+
+/* The lines of text in reverse order, or with neighbours swapped in pairs. */
+static char *reorder(const char *text, int reverse)
+{
+	size_t len = strlen(text), n = 0, i;
+	char *copy = strdup(text), *out = malloc(len + 1), *p, *lines[64];
+
+	CHECK(copy && out);
+	for (p = strtok(copy, "\n"); p && n < 64; p = strtok(NULL, "\n"))
+		lines[n++] = p;
+	out[0] = 0;
+	for (i = 0; i < n; i++) {
+		size_t j = reverse ? n - 1 - i : (i ^ 1) < n ? i ^ 1 : i;
+
+		strcat(out, lines[j]);
+		strcat(out, "\n");
+	}
+	free(copy);
+	return out;
+}
+
+/*
+ * /proc/kallsyms comes almost sorted, and is sorted with few moves; in any
+ * other order the table is the same.
+ */
+static void test_kallsyms_order(void)
+{
+	static const uint64_t addrs[] = {
+		0xffffffff81000000, 0xffffffff81d7d380, 0xffffffff81d7d390,
+		0xffffffff81d7d395, 0xffffffff81d7d3a0, 0xffffffff81d7d3b0,
+		0xffffffff81d7d3b4, 0xffffffff81d7d3c0, 0xffffffff81d7d3c4,
+		0xffffffff81d7d3d0, 0xffffffff81d7d3df, 0xffffffff81d7d400,
+		0xffffffffc0201000, 0xffffffffc0209999, 0xffffffff80000000,
+	};
+	struct sp_ksyms *want = load(kallsyms), *k;
+	const struct sp_ksym *a, *b;
+	int reverse, precise, same;
+	size_t i;
+	char *text;
+
+	for (reverse = 0; reverse < 2; reverse++) {
+		text = reorder(kallsyms, reverse);
+		CHECK(strcmp(text, kallsyms) != 0);
+		k = load(text);
+		CHECK(sp_ksyms_count(k) == sp_ksyms_count(want));
+		same = 1;
+		for (i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++)
+			for (precise = 0; precise < 2; precise++) {
+				a = sp_ksyms_lookup(want, addrs[i], precise);
+				b = sp_ksyms_lookup(k, addrs[i], precise);
+				if (!a || !b)
+					same &= !a && !b;
+				else
+					same &= a->start == b->start &&
+						a->size == b->size &&
+						!strcmp(a->name, b->name);
+			}
+		CHECK(same);
+		sp_ksyms_free(k);
+		free(text);
+	}
+	sp_ksyms_free(want);
+
+	/* 300 symbols, last first: too far from sorted to sort by insertion */
+	text = malloc(300 * 64);
+	CHECK(text != NULL);
+	text[0] = 0;
+	for (i = 300; i-- > 0;)
+		sprintf(text + strlen(text), "%" PRIx64 " t %sf%zu\n",
+			0xffffffff81000000 + 0x40 * (i / 2) + (i % 2 ? 0x30 : 0),
+			i % 2 ? "__pfx_" : "", i);
+	k = load(text);
+	CHECK(sp_ksyms_count(k) == 150);
+	same = 1;
+	for (i = 0; i < 300; i += 2) {
+		char fname[16];
+
+		snprintf(fname, sizeof(fname), "f%zu", i);
+		a = sp_ksyms_lookup(k, 0xffffffff81000000 + 0x40 * (i / 2) + 8, 1);
+		/* each bounded by the padding of the next, the last by its own */
+		same &= a && !strcmp(a->name, fname) && a->size == 0x30;
+	}
+	CHECK(same);
+	sp_ksyms_free(k);
+	free(text);
 }
 
 /*
@@ -290,6 +377,7 @@ int main(void)
 	CHECK(fd >= 0);
 	close(fd);
 	test_kallsyms();
+	test_kallsyms_order();
 	test_capture_agrees();
 	test_kallsyms_hidden();
 	test_elf_symtab();
