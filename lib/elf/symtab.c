@@ -172,8 +172,8 @@ struct sp_symtab *sp_symtab_from(const struct sp_sym *v, size_t n)
 int sp_symtab_add(struct sp_symtab *t, const struct sp_sym *v, size_t n)
 {
 	struct sp_symtab *add = alloc(n);
-	struct sp_sym *syms;
-	size_t i = 0, j = 0, k = 0, got = 0;
+	struct sp_sym *syms, pick;
+	size_t i = 0, j = 0, k, got = 0, both = 0;
 
 	if (!add)
 		return -ENOMEM;
@@ -183,30 +183,49 @@ int sp_symtab_add(struct sp_symtab *t, const struct sp_sym *v, size_t n)
 	add = rank(add, got);
 	if (!add)
 		return 0;
-	if (add->n > SIZE_MAX / sizeof(*syms) - t->n ||
-	    !(syms = malloc((t->n + add->n) * sizeof(*syms)))) {
-		sp_symtab_free(add);
-		return -ENOMEM;
-	}
-	for (i = 0; i < t->n || j < add->n; ) {
-		const struct sp_sym *a = i < t->n ? &t->syms[i] : NULL;
-		const struct sp_sym *b = j < add->n ? &add->syms[j] : NULL;
-
-		if (b && (!a || b->start < a->start)) {
-			syms[k++] = *b;
-			j++;
-		} else if (a && (!b || a->start < b->start)) {
-			syms[k++] = *a;
+	/* addresses both tables hold, which the merge makes one */
+	for (i = 0; i < t->n && j < add->n; ) {
+		if (t->syms[i].start < add->syms[j].start) {
 			i++;
+		} else if (add->syms[j].start < t->syms[i].start) {
+			j++;
 		} else {
-			syms[k++] = sym_cmp(a, b) <= 0 ? *a : *b;
+			both++;
 			i++;
 			j++;
 		}
 	}
-	free(t->syms);
+	/*
+	 * Room at the end of the table and a merge from the back: a large
+	 * binary's table (185,000 symbols in node) is not copied again.
+	 */
+	if (add->n > SIZE_MAX / sizeof(*syms) - t->n ||
+	    !(syms = realloc(t->syms, (t->n + add->n - both) * sizeof(*syms)))) {
+		sp_symtab_free(add);
+		return -ENOMEM;
+	}
 	t->syms = syms;
-	t->n = k;
+	i = t->n;
+	j = add->n;
+	k = t->n + add->n - both;
+	while (j > 0) {
+		const struct sp_sym *a = i ? &syms[i - 1] : NULL;
+		const struct sp_sym *b = &add->syms[j - 1];
+
+		if (!a || b->start > a->start) {
+			pick = *b;
+			j--;
+		} else if (a->start > b->start) {
+			pick = *a;
+			i--;
+		} else {
+			pick = sym_cmp(a, b) <= 0 ? *a : *b;
+			i--;
+			j--;
+		}
+		syms[--k] = pick;
+	}
+	t->n = t->n + add->n - both;
 	sp_symtab_free(add);
 	return 0;
 }
