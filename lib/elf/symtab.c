@@ -45,7 +45,7 @@ static int sym_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* A symbol's address and where it is, for sorting. */
+/* A candidate's address and its index in its source, for sorting. */
 struct order {
 	uint64_t start;
 	size_t i;
@@ -54,7 +54,7 @@ struct order {
 /*
  * Sort v by start: least significant digit first, 11 bits a pass, skipping
  * the digits every key shares.  Stable, so equal starts keep their order.
- * Linear in n: a large symbol table (node's .symtab holds 185,000 function
+ * Linear in n: a large symbol table (node's .symtab holds 78,000 function
  * symbols) costs a few passes over it instead of n log n comparisons.
  * Returns the sorted array (v or tmp).
  */
@@ -89,46 +89,85 @@ static struct order *radix_sort(struct order *v, struct order *tmp, size_t n)
 }
 
 /*
- * Keep the winner of each address (the least by sym_cmp), sorted by
- * address: t->syms holds n candidates.  NULL, with t freed, when there
- * are none or memory ran out.
+ * Where the candidates come from: an array of symbols, or an ELF symbol
+ * table read in place, so that only the winners are ever copied.
  */
-static struct sp_symtab *rank(struct sp_symtab *t, size_t n)
+struct source {
+	const struct sp_sym *v;		/* an array, or NULL: ... */
+	Elf *e;				/* ... the ELF symbol table syms */
+	Elf_Data *syms;
+	const char *str;		/* its string table, NUL-terminated, */
+	size_t strsz;			/* NULL: ask elf_strptr() */
+	size_t strndx;
+};
+
+static const char *elf_name(const struct source *src, size_t off)
 {
-	struct order *ord, *sorted;
-	struct sp_sym *out;
-	size_t i, j, k = 0;
+	if (!src->str)
+		return elf_strptr(src->e, src->strndx, off);
+	return off < src->strsz ? src->str + off : NULL;
+}
 
-	if (!n || n > SIZE_MAX / (2 * sizeof(*ord)) ||
-	    !(ord = malloc(2 * n * sizeof(*ord)))) {
-		sp_symtab_free(t);
-		return NULL;
-	}
-	if (!(out = malloc(n * sizeof(*out)))) {
-		free(ord);
-		sp_symtab_free(t);
-		return NULL;
-	}
-	for (i = 0; i < n; i++)
-		ord[i] = (struct order){ t->syms[i].start, i };
-	sorted = radix_sort(ord, ord + n, n);
-	for (i = 0; i < n; i = j) {
-		const struct sp_sym *best = &t->syms[sorted[i].i];
+/*
+ * How far an unsized symbol at vaddr of section shndx reaches: to the end
+ * of that section, at most SP_SYM_UNSIZED_SPAN; 0 when it is at the end.
+ * A section index that says nothing (absolute, escaped, not allocated, not
+ * holding vaddr) leaves it SP_SYM_UNSIZED_SPAN.
+ */
+static uint32_t unsized_span(Elf *e, size_t shndx, uint64_t vaddr)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	uint64_t left;
 
-		for (j = i + 1; j < n && sorted[j].start == sorted[i].start; j++)
-			if (sym_cmp(&t->syms[sorted[j].i], best) < 0)
-				best = &t->syms[sorted[j].i];
-		out[k++] = *best;
+	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE ||
+	    !(scn = elf_getscn(e, shndx)) || !gelf_getshdr(scn, &sh) ||
+	    !(sh.sh_flags & SHF_ALLOC) || vaddr < sh.sh_addr ||
+	    vaddr - sh.sh_addr > sh.sh_size)
+		return SP_SYM_UNSIZED_SPAN;
+	left = sh.sh_size - (vaddr - sh.sh_addr);
+	return left < SP_SYM_UNSIZED_SPAN ? (uint32_t)left :
+	       SP_SYM_UNSIZED_SPAN;
+}
+
+/*
+ * Symbol i of an ELF table as a candidate: 1, or 0 when it is not one (not
+ * a defined function, no name, padding, an unsized one at its section's
+ * very end).  Without check, i is known to be one: its name is not read.
+ */
+static int elf_candidate(const struct source *src, size_t i,
+			 struct sp_sym *out, int check)
+{
+	const char *name;
+	uint32_t span = 0;
+	GElf_Sym s;
+	int st, bind;
+
+	if (src->syms->d_type == ELF_T_SYM &&
+	    gelf_getclass(src->e) == ELFCLASS64) {
+		if (i >= src->syms->d_size / sizeof(Elf64_Sym))
+			return 0;
+		s = ((const Elf64_Sym *)src->syms->d_buf)[i];
+	} else if (!gelf_getsym(src->syms, (int)i, &s)) {
+		return 0;
 	}
-	free(ord);
-	free(t->syms);
-	t->syms = out;
-	for (i = 0; i < k; i++)
-		if (!t->syms[i].size && (!t->syms[i].span ||
-					 t->syms[i].span > SP_SYM_UNSIZED_SPAN))
-			t->syms[i].span = SP_SYM_UNSIZED_SPAN;
-	t->n = k;
-	return t;
+	st = GELF_ST_TYPE(s.st_info);
+	if ((st != STT_FUNC && st != STT_GNU_IFUNC) ||
+	    s.st_shndx == SHN_UNDEF || !s.st_value)
+		return 0;
+	name = elf_name(src, s.st_name);
+	if (check && (!name || !*name || sp_sym_is_padding(name)))
+		return 0;
+	if (!s.st_size) {
+		span = unsized_span(src->e, s.st_shndx, s.st_value);
+		if (!span)
+			return 0;	/* holds nothing */
+	}
+	bind = GELF_ST_BIND(s.st_info);
+	*out = (struct sp_sym){ .start = s.st_value, .size = s.st_size,
+		.name = name, .span = span,
+		.rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2 };
+	return 1;
 }
 
 static int wanted(const struct sp_sym *s)
@@ -136,31 +175,85 @@ static int wanted(const struct sp_sym *s)
 	return s->name && *s->name && !sp_sym_is_padding(s->name);
 }
 
-static struct sp_symtab *alloc(size_t n)
+/* Candidate i of src, which its table's reading found to be one. */
+static void candidate(const struct source *src, size_t i, struct sp_sym *out)
 {
-	struct sp_symtab *t = calloc(1, sizeof(*t));
+	if (src->v)
+		*out = src->v[i];
+	else
+		elf_candidate(src, i, out, 0);
+}
 
-	if (!t)
+/*
+ * The table of the winners among n candidates of src (the least of each
+ * address by sym_cmp), sorted by address.  ord holds room for 2 * n,
+ * its first n each candidate's start and index; it is freed.  NULL when
+ * there are none or memory ran out.
+ */
+static struct sp_symtab *rank(const struct source *src, struct order *ord,
+			      size_t n)
+{
+	struct order *sorted;
+	struct sp_symtab *t;
+	struct sp_sym best, c;
+	size_t i, j, k = 0, starts = 0;
+
+	if (!n || !(t = calloc(1, sizeof(*t)))) {
+		free(ord);
 		return NULL;
-	t->syms = calloc(n ? n : 1, sizeof(*t->syms));
-	if (!t->syms) {
+	}
+	sorted = radix_sort(ord, ord + n, n);
+	for (i = 0; i < n; i++)
+		if (!i || sorted[i].start != sorted[i - 1].start)
+			starts++;
+	if (!(t->syms = malloc(starts * sizeof(*t->syms)))) {
+		free(ord);
 		free(t);
 		return NULL;
 	}
+	for (i = 0; i < n; i = j) {
+		candidate(src, sorted[i].i, &best);
+		for (j = i + 1; j < n && sorted[j].start == sorted[i].start; j++) {
+			candidate(src, sorted[j].i, &c);
+			if (sym_cmp(&c, &best) < 0)
+				best = c;
+		}
+		if (!best.size && (!best.span ||
+				   best.span > SP_SYM_UNSIZED_SPAN))
+			best.span = SP_SYM_UNSIZED_SPAN;
+		t->syms[k++] = best;
+	}
+	free(ord);
+	t->n = k;
 	return t;
+}
+
+/* Room for the sort of n candidates, NULL when out of memory. */
+static struct order *order_alloc(size_t n)
+{
+	if (n > SIZE_MAX / (2 * sizeof(struct order)))
+		return NULL;
+	return malloc((n ? 2 * n : 1) * sizeof(struct order));
+}
+
+/* The ranked table of the n symbols of v, NULL if none or out of memory. */
+static struct sp_symtab *rank_array(const struct sp_sym *v, size_t n)
+{
+	struct source src = { .v = v };
+	struct order *ord = order_alloc(n);
+	size_t i, got = 0;
+
+	if (!ord)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (wanted(&v[i]))
+			ord[got++] = (struct order){ v[i].start, i };
+	return rank(&src, ord, got);
 }
 
 struct sp_symtab *sp_symtab_from(const struct sp_sym *v, size_t n)
 {
-	struct sp_symtab *t = alloc(n);
-	size_t i, got = 0;
-
-	if (!t)
-		return NULL;
-	for (i = 0; i < n; i++)
-		if (wanted(&v[i]))
-			t->syms[got++] = v[i];
-	return rank(t, got);
+	return rank_array(v, n);
 }
 
 /*
@@ -171,18 +264,19 @@ struct sp_symtab *sp_symtab_from(const struct sp_sym *v, size_t n)
  */
 int sp_symtab_add(struct sp_symtab *t, const struct sp_sym *v, size_t n)
 {
-	struct sp_symtab *add = alloc(n);
+	struct sp_symtab *add;
 	struct sp_sym *syms, pick;
-	size_t i = 0, j = 0, k, got = 0, both = 0;
+	size_t i, j = 0, k, both = 0;
 
-	if (!add)
-		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		if (wanted(&v[i]))
-			add->syms[got++] = v[i];
-	add = rank(add, got);
-	if (!add)
+	if (!n)
 		return 0;
+	if (!(add = rank_array(v, n))) {
+		/* none wanted, or out of memory: tell the two apart */
+		for (i = 0; i < n; i++)
+			if (wanted(&v[i]))
+				return -ENOMEM;
+		return 0;
+	}
 	/* addresses both tables hold, which the merge makes one */
 	for (i = 0; i < t->n && j < add->n; ) {
 		if (t->syms[i].start < add->syms[j].start) {
@@ -197,7 +291,7 @@ int sp_symtab_add(struct sp_symtab *t, const struct sp_sym *v, size_t n)
 	}
 	/*
 	 * Room at the end of the table and a merge from the back: a large
-	 * binary's table (185,000 symbols in node) is not copied again.
+	 * binary's table (78,000 functions in node) is not copied again.
 	 */
 	if (add->n > SIZE_MAX / sizeof(*syms) - t->n ||
 	    !(syms = realloc(t->syms, (t->n + add->n - both) * sizeof(*syms)))) {
@@ -231,25 +325,24 @@ int sp_symtab_add(struct sp_symtab *t, const struct sp_sym *v, size_t n)
 }
 
 /*
- * How far an unsized symbol at vaddr of section shndx reaches: to the end
- * of that section, at most SP_SYM_UNSIZED_SPAN; 0 when it is at the end.
- * A section index that says nothing (absolute, escaped, not allocated, not
- * holding vaddr) leaves it SP_SYM_UNSIZED_SPAN.
+ * The string table of symbol section sh, for reading names in place when
+ * it can be trusted whole (a string table, not compressed, ending in a
+ * NUL); else src->str stays NULL and elf_strptr() checks each name.
  */
-static uint32_t unsized_span(Elf *e, size_t shndx, uint64_t vaddr)
+static void string_table(struct source *src, const GElf_Shdr *sh)
 {
-	Elf_Scn *scn;
-	GElf_Shdr sh;
-	uint64_t left;
+	Elf_Scn *scn = elf_getscn(src->e, sh->sh_link);
+	Elf_Data *d;
+	GElf_Shdr ssh;
 
-	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE ||
-	    !(scn = elf_getscn(e, shndx)) || !gelf_getshdr(scn, &sh) ||
-	    !(sh.sh_flags & SHF_ALLOC) || vaddr < sh.sh_addr ||
-	    vaddr - sh.sh_addr > sh.sh_size)
-		return SP_SYM_UNSIZED_SPAN;
-	left = sh.sh_size - (vaddr - sh.sh_addr);
-	return left < SP_SYM_UNSIZED_SPAN ? (uint32_t)left :
-	       SP_SYM_UNSIZED_SPAN;
+	src->strndx = sh->sh_link;
+	if (!scn || !gelf_getshdr(scn, &ssh) || ssh.sh_type != SHT_STRTAB ||
+	    (ssh.sh_flags & SHF_COMPRESSED) || !(d = elf_getdata(scn, NULL)) ||
+	    !d->d_buf || !d->d_size || d->d_size != ssh.sh_size ||
+	    ((const char *)d->d_buf)[d->d_size - 1])
+		return;
+	src->str = d->d_buf;
+	src->strsz = d->d_size;
 }
 
 struct sp_symtab *sp_symtab_read(Elf *e, GElf_Word type)
@@ -257,48 +350,26 @@ struct sp_symtab *sp_symtab_read(Elf *e, GElf_Word type)
 	Elf_Scn *scn = NULL;
 
 	while ((scn = elf_nextscn(e, scn))) {
-		struct sp_symtab *t;
+		struct source src = { .e = e };
+		struct order *ord;
+		struct sp_sym s;
 		GElf_Shdr sh;
-		Elf_Data *d;
 		size_t n, i, got = 0;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type ||
 		    !sh.sh_entsize)
 			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
+		src.syms = elf_getdata(scn, NULL);
+		if (!src.syms)
 			return NULL;
+		string_table(&src, &sh);
 		n = sh.sh_size / sh.sh_entsize;
-		t = alloc(n);
-		if (!t)
+		if (!(ord = order_alloc(n)))
 			return NULL;
-		for (i = 0; i < n; i++) {
-			GElf_Sym s;
-			const char *name;
-			uint32_t span = 0;
-			int st, bind;
-
-			if (!gelf_getsym(d, (int)i, &s))
-				break;
-			st = GELF_ST_TYPE(s.st_info);
-			if ((st != STT_FUNC && st != STT_GNU_IFUNC) ||
-			    s.st_shndx == SHN_UNDEF || !s.st_value)
-				continue;
-			name = elf_strptr(e, sh.sh_link, s.st_name);
-			if (!name || !*name || sp_sym_is_padding(name))
-				continue;
-			if (!s.st_size) {
-				span = unsized_span(e, s.st_shndx, s.st_value);
-				if (!span)
-					continue;	/* holds nothing */
-			}
-			bind = GELF_ST_BIND(s.st_info);
-			t->syms[got++] = (struct sp_sym){ .start = s.st_value,
-				.size = s.st_size, .name = name, .span = span,
-				.rank = bind == STB_GLOBAL ? 0 :
-					bind == STB_WEAK ? 1 : 2 };
-		}
-		return rank(t, got);
+		for (i = 0; i < n; i++)
+			if (elf_candidate(&src, i, &s, 1))
+				ord[got++] = (struct order){ s.start, i };
+		return rank(&src, ord, got);
 	}
 	return NULL;
 }
