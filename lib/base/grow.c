@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* grow.c: doubling growth of arrays, with overflow checked. */
+/* grow.c: doubling growth of arrays, with overflow checked; prefaulting. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "grow.h"
 
@@ -26,4 +28,19 @@ int sp_grow(void **p, size_t *cap, size_t need, size_t elem)
 	*p = q;
 	*cap = c;
 	return 0;
+}
+
+void sp_prefault(void *p, size_t n)
+{
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), from, to;
+
+	from = ((uintptr_t)p + page - 1) & ~(page - 1);
+	to = ((uintptr_t)p + n) & ~(page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+#else
+	(void)p;
+	(void)n;
+#endif
 }

@@ -86,6 +86,8 @@ static int fill(struct sp_dwslice *s, struct sec *c, size_t upto)
 			chunk = upto - c->done + AHEAD;
 		if (chunk > UINT_MAX / 2)
 			chunk = UINT_MAX / 2;
+		/* from the page the last chunk ended in, already there */
+		sp_prefault(c->buf + c->done, chunk);
 		c->z.next_out = c->buf + c->done;
 		c->z.avail_out = (uInt)chunk;
 		r = inflate(&c->z, Z_NO_FLUSH);

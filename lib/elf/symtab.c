@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/search.h"
 #include "base/symrule.h"
 #include "symtab.h"
@@ -211,6 +212,7 @@ static struct sp_symtab *rank(const struct source *src, struct order *ord,
 		free(t);
 		return NULL;
 	}
+	sp_prefault(t->syms, starts * sizeof(*t->syms));
 	for (i = 0; i < n; i = j) {
 		candidate(src, sorted[i].i, &best);
 		for (j = i + 1; j < n && sorted[j].start == sorted[i].start; j++) {
@@ -231,9 +233,13 @@ static struct sp_symtab *rank(const struct source *src, struct order *ord,
 /* Room for the sort of n candidates, NULL when out of memory. */
 static struct order *order_alloc(size_t n)
 {
-	if (n > SIZE_MAX / (2 * sizeof(struct order)))
+	struct order *ord;
+
+	if (n > SIZE_MAX / (2 * sizeof(struct order)) ||
+	    !(ord = malloc((n ? 2 * n : 1) * sizeof(struct order))))
 		return NULL;
-	return malloc((n ? 2 * n : 1) * sizeof(struct order));
+	sp_prefault(ord, (n ? 2 * n : 1) * sizeof(struct order));
+	return ord;
 }
 
 /* The ranked table of the n symbols of v, NULL if none or out of memory. */
