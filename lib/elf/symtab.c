@@ -242,8 +242,7 @@ static struct order *order_alloc(size_t n)
 	return ord;
 }
 
-/* The ranked table of the n symbols of v, NULL if none or out of memory. */
-static struct sp_symtab *rank_array(const struct sp_sym *v, size_t n)
+struct sp_symtab *sp_symtab_from(const struct sp_sym *v, size_t n)
 {
 	struct source src = { .v = v };
 	struct order *ord = order_alloc(n);
@@ -255,11 +254,6 @@ static struct sp_symtab *rank_array(const struct sp_sym *v, size_t n)
 		if (wanted(&v[i]))
 			ord[got++] = (struct order){ v[i].start, i };
 	return rank(&src, ord, got);
-}
-
-struct sp_symtab *sp_symtab_from(const struct sp_sym *v, size_t n)
-{
-	return rank_array(v, n);
 }
 
 /*
@@ -276,7 +270,7 @@ int sp_symtab_add(struct sp_symtab *t, const struct sp_sym *v, size_t n)
 
 	if (!n)
 		return 0;
-	if (!(add = rank_array(v, n))) {
+	if (!(add = sp_symtab_from(v, n))) {
 		/* none wanted, or out of memory: tell the two apart */
 		for (i = 0; i < n; i++)
 			if (wanted(&v[i]))

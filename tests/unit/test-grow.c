@@ -65,6 +65,8 @@ static void test_prefault(void)
 	CHECK(p != MAP_FAILED);
 	if (p == MAP_FAILED)
 		return;
+	/* one page per fault: no huge or multi-page folio for this test */
+	madvise(p, 6 * page, MADV_NOHUGEPAGE);
 	CHECK(present(p, 6) == 0);
 	p[100] = 0xa5;
 	/* from inside page 0 to inside page 4: pages 1 to 3, whole */
