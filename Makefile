@@ -73,8 +73,8 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err base/idset \
 	symbolize/symbolize symbolize/src-kernel symbolize/src-elf symbolize/src-go \
 	symbolize/src-jitdump symbolize/src-perfmap symbolize/symstream \
 	symbolize/missing symbolize/python \
-	fold/fold fold/top fold/names fold/pprof fold/speedscope fold/window \
-	fold/compact \
+	fold/fold fold/offcpu fold/top fold/names fold/pprof fold/speedscope \
+	fold/window fold/compact \
 	flame/flame flame/colour flame/svg flame/flame-js \
 	api/recorder api/symbolizer
 

@@ -12,99 +12,6 @@
 #include "model.h"
 #include "names.h"
 
-/* Names */
-
-static int is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-/* "[module]+0x1f0" -> "[module]": stackcollapse-perf.pl merges them too */
-static void strip_offset(char *s, size_t *len)
-{
-	char *plus = strrchr(s, '+');
-	char *p;
-
-	if (!plus || plus == s || plus[-1] != ']' || s[0] != '[' ||
-	    plus[1] != '0' || plus[2] != 'x' || !plus[3])
-		return;
-	for (p = plus + 3; *p; p++)
-		if (!is_digit(*p) && (*p < 'a' || *p > 'f'))
-			return;
-	*plus = 0;
-	*len = (size_t)(plus - s);
-}
-
-char *sp_fold_name(const char *name, unsigned kind, unsigned origin)
-{
-	static const char unknown[] = "[unknown]";
-	const char *suffix = "";
-	size_t len = name ? strlen(name) : 0, i, j;
-	char *s;
-
-	s = malloc((len > sizeof(unknown) ? len : sizeof(unknown)) + 5);
-	if (!s)
-		return NULL;
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)name[i];
-
-		if (c == ';')
-			c = ':';
-		else if (c < 0x20 || c == 0x7f)
-			c = ' ';
-		s[i] = (char)c;
-	}
-	s[len] = 0;
-	if (origin == SP_FO_NONE)
-		strip_offset(s, &len);
-	while (len && s[len - 1] == ' ')
-		s[--len] = 0;
-	/*
-	 * flamegraph.pl reads "name 12 5" as a differential line: the frame
-	 * must not end in whitespace and a number
-	 */
-	for (j = len; j && (is_digit(s[j - 1]) || s[j - 1] == '.'); j--)
-		;
-	if (j < len && j && s[j - 1] == ' ')
-		for (; j && s[j - 1] == ' '; j--)
-			s[j - 1] = '_';
-	if (!len) {
-		memcpy(s, unknown, sizeof(unknown));
-		len = sizeof(unknown) - 1;
-	}
-	if (kind == SP_FK_KERNEL)
-		suffix = "_[k]";
-	else if (kind == SP_FK_JIT || kind == SP_FK_INTERPRETED)
-		suffix = "_[j]";	/* as -X perf's py:: frames are */
-	else if (kind == SP_FK_INLINE)
-		suffix = "_[i]";
-	strcpy(s + len, suffix);
-	return s;
-}
-
-char *sp_fold_comm_name(const char *comm)
-{
-	size_t len = comm ? strlen(comm) : 0, i;
-	char *s;
-
-	if (!len)
-		return strdup("[unknown]");
-	s = malloc(len + 1);
-	if (!s)
-		return NULL;
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)comm[i];
-
-		if (c == ' ' || c < 0x20 || c == 0x7f)
-			c = '_';
-		else if (c == ';')
-			c = ':';
-		s[i] = (char)c;
-	}
-	s[len] = 0;
-	return s;
-}
-
 /* The fold */
 
 struct sp_fold *sp_fold_new(unsigned flags)
@@ -238,10 +145,7 @@ int sp_fold_time_event(const struct sp_fold *f)
 	       !strcmp(ev, "context-switches");	/* waits only: in ns */
 }
 
-static int fail(struct sp_fold *f, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int fail(struct sp_fold *f, const char *fmt, ...)
+int sp_fold_fail(struct sp_fold *f, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -251,14 +155,12 @@ static int fail(struct sp_fold *f, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* Intern s, or NONE for NULL; -ENOMEM. */
-static int64_t intern(struct sp_fold *f, const char *s)
+int64_t sp_fold_intern(struct sp_fold *f, const char *s)
 {
 	return s ? sp_strtab_intern(&f->strs, s) : SP_FOLD_NONE;
 }
 
-/* Intern s and free it; -ENOMEM also when s is NULL (it failed). */
-static int64_t intern_free(struct sp_fold *f, char *s)
+int64_t sp_fold_intern_free(struct sp_fold *f, char *s)
 {
 	int64_t id;
 
@@ -312,12 +214,12 @@ static int64_t make_prefix(struct sp_fold *f, uint32_t pid, uint32_t tid)
 	else
 		n = asprintf(&s, "%s", comm);
 	free(comm);
-	return intern_free(f, n < 0 ? NULL : s);
+	return sp_fold_intern_free(f, n < 0 ? NULL : s);
 }
 
 static int apply_event(struct sp_fold *f, const struct sp_st_event *e)
 {
-	int64_t id = intern(f, e->name);
+	int64_t id = sp_fold_intern(f, e->name);
 
 	if (id < 0)
 		return (int)id;
@@ -330,7 +232,7 @@ static int apply_event(struct sp_fold *f, const struct sp_st_event *e)
 static int apply_comm(struct sp_fold *f, const struct sp_st_comm *c)
 {
 	struct sp_u64slot *slot, *p;
-	int64_t id = intern(f, c->name ? c->name : "");
+	int64_t id = sp_fold_intern(f, c->name ? c->name : "");
 	int is_new;
 
 	if (id < 0)
@@ -423,10 +325,10 @@ static int apply_map(struct sp_fold *f, const struct sp_st_map *m)
 	size_t lo, hi, k = 0, i;
 
 	if (m->end <= m->start)
-		return fail(f, "mapping 0x%" PRIx64 "-0x%" PRIx64 " is empty",
+		return sp_fold_fail(f, "mapping 0x%" PRIx64 "-0x%" PRIx64 " is empty",
 			    m->start, m->end);
-	path = intern(f, m->path ? m->path : "");
-	bid = intern(f, m->build_id);
+	path = sp_fold_intern(f, m->path ? m->path : "");
+	bid = sp_fold_intern(f, m->build_id);
 	sp = sp_fold_space_of(f, m->pid, 1);
 	if (path < 0 || bid < 0 || !sp || SP_GROW(sp->maps, sp->cap, sp->n + 3))
 		return -ENOMEM;
@@ -503,7 +405,7 @@ static int finish_stack(struct sp_fold *f)
 		at += k;
 	}
 	s[at] = 0;
-	id = intern_free(f, s);
+	id = sp_fold_intern_free(f, s);
 	if (id < 0 || SP_GROW(f->stacks, f->stackcap, f->nstacks + 1))
 		return -ENOMEM;
 	/* a redefinition (the pid was reused) replaces the old stack */
@@ -527,7 +429,7 @@ static int apply_stack(struct sp_fold *f, const struct sp_st_stack *st)
 	unsigned i;
 
 	if (st->nframes > (1u << 20))
-		return fail(f, "stack %" PRIu32 "/%" PRIu32 " has too many frames (%" PRIu32 ")",
+		return sp_fold_fail(f, "stack %" PRIu32 "/%" PRIu32 " has too many frames (%" PRIu32 ")",
 			    st->pid, st->id, st->nframes);
 	if (f->nframe_ids > UINT32_MAX - (1u << 20))
 		return -ENOMEM;
@@ -625,10 +527,10 @@ static int64_t frame_id(struct sp_fold *f, const struct sp_st_frame *fr)
 	char *shortname = NULL;
 	int is_new;
 
-	full = intern(f, sf->function ? sf->function : "");
-	file = intern(f, sf->file);
-	module = intern(f, sf->module);
-	symbol = intern(f, sf->symbol);
+	full = sp_fold_intern(f, sf->function ? sf->function : "");
+	file = sp_fold_intern(f, sf->file);
+	module = sp_fold_intern(f, sf->module);
+	symbol = sp_fold_intern(f, sf->symbol);
 	if (full < 0 || file < 0 || module < 0 || symbol < 0)
 		return -ENOMEM;
 	name = full;
@@ -636,7 +538,7 @@ static int64_t frame_id(struct sp_fold *f, const struct sp_st_frame *fr)
 		shortname = sp_name_short(sf->function);
 		if (!shortname)
 			return -ENOMEM;
-		name = intern(f, shortname);
+		name = sp_fold_intern(f, shortname);
 		free(shortname);
 		if (name < 0)
 			return -ENOMEM;
@@ -649,7 +551,7 @@ static int64_t frame_id(struct sp_fold *f, const struct sp_st_frame *fr)
 		.origin = sf->origin, .map = SP_FOLD_NONE }, &is_new);
 	if (id < 0 || !is_new)
 		return id;
-	folded = intern_free(f, sp_fold_name(f->strs.strs[name], sf->kind,
+	folded = sp_fold_intern_free(f, sp_fold_name(f->strs.strs[name], sf->kind,
 					     sf->origin));
 	if (folded < 0)
 		return -ENOMEM;
@@ -664,10 +566,10 @@ static int apply_frame(struct sp_fold *f, const struct sp_st_frame *fr)
 	int64_t id;
 
 	if (!f->pending)
-		return fail(f, "frame line without its stack line");
+		return sp_fold_fail(f, "frame line without its stack line");
 	if (fr->pid != f->pend_pid || fr->id != f->pend_id ||
 	    fr->index != f->pend_got)
-		return fail(f, "frame %" PRIu32 "/%" PRIu32 " #%" PRIu32 " out of order: expected %" PRIu32 "/%" PRIu32 " #%" PRIu32,
+		return sp_fold_fail(f, "frame %" PRIu32 "/%" PRIu32 " #%" PRIu32 " out of order: expected %" PRIu32 "/%" PRIu32 " #%" PRIu32,
 			    fr->pid, fr->id, fr->index, f->pend_pid,
 			    f->pend_id, f->pend_got);
 	f->pend_got++;
@@ -778,153 +680,6 @@ static int count_timeline(struct sp_fold *f, const struct sp_st_sample *sa,
 	return 0;
 }
 
-/*
- * Kernel functions that only carry a thread off its CPU: the reason for a
- * wait is the first kernel frame, from the leaf, that is none of these.
- */
-static int scheduler_frame(const char *name)
-{
-	static const char *const prefixes[] = {
-		"schedule", "__schedule", "preempt_schedule", "io_schedule",
-		"finish_task_switch",
-		"__perf_event_task_sched", "perf_event_task_sched", "__traceiter",
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
-			return 1;
-	return 0;
-}
-
-/*
- * Where the kernel switches a thread that still wants to run: on its way
- * back to user space after an interrupt or a system call, or at a
- * preemption point in the kernel.
- */
-static int preemption_frame(const char *name)
-{
-	static const char *const names[] = {
-		"irqentry_exit_to_user_mode", "exit_to_user_mode_loop",
-		"irqentry_exit", "preempt_schedule_irq", "raw_irqentry_exit_cond_resched",
-		"__cond_resched", "_cond_resched",
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(name, names[i]))
-			return 1;
-	return 0;
-}
-
-/*
- * The leaf frame of an off-CPU stack: "[off-cpu] futex_do_wait", from the
- * kernel frames of base, "[off-cpu] preempted" for a thread switched out
- * while it could still run, "[off-cpu] (not sampled)" when base is NULL
- * (the wait's stack was not sampled).
- */
-static int64_t reason_frame(struct sp_fold *f, const struct sp_fold_stack *base)
-{
-	const char *why = base ? "" : " (not sampled)";
-	int64_t name;
-	uint32_t i;
-	char buf[320];
-	int is_new;
-
-	for (i = 0; base && i < base->n; i++) {
-		const struct sp_fold_frame *fr = &f->frames[f->frame_ids[base->off + i]];
-		const char *s = f->strs.strs[fr->name];
-
-		if (fr->kind != SP_FK_KERNEL || !*s || scheduler_frame(s))
-			continue;
-		if (preemption_frame(s)) {
-			snprintf(buf, sizeof(buf), "[off-cpu] preempted");
-			break;
-		}
-		snprintf(buf, sizeof(buf), "[off-cpu] %.300s",
-			 f->strs.strs[fr->folded]);
-		/* the folded name's "_[k]" goes: this frame is no code */
-		if (strlen(buf) > 4 && !strcmp(buf + strlen(buf) - 4, "_[k]"))
-			buf[strlen(buf) - 4] = 0;
-		break;
-	}
-	if (!base || i == base->n)
-		snprintf(buf, sizeof(buf), "[off-cpu]%s", why);
-	name = intern(f, buf);
-	if (name < 0)
-		return -ENOMEM;
-	return sp_fold_frame_add(f, &(struct sp_fold_frame){ .pid = 0,
-		.name = (uint32_t)name, .full = (uint32_t)name,
-		.file = SP_FOLD_NONE, .module = SP_FOLD_NONE,
-		.symbol = SP_FOLD_NONE, .map = SP_FOLD_NONE,
-		.folded = (uint32_t)name, .kind = SP_FK_SYNTHETIC,
-		.origin = SP_FO_NONE }, &is_new);
-}
-
-/*
- * The stack a wait of (pid, id) counts on: that stack and a leaf that says
- * why it waited, made on first use and again when the stack was
- * redefined.  Its index, or -errno.
- */
-static int64_t off_stack(struct sp_fold *f, uint32_t pid, uint32_t id)
-{
-	struct sp_u64slot *st = NULL, *slot;
-	const struct sp_fold_stack *base = NULL;
-	uint32_t b = SP_FOLD_NONE, off, k;
-	int64_t leaf, folded;
-	int is_new;
-	char *s;
-
-	if (id) {
-		st = sp_u64map_find(&f->stack_ids, sp_fold_key2(pid, id));
-		if (!st)
-			return fail(f, "off-CPU wait of undefined stack %" PRIu32 "/%" PRIu32,
-				    pid, id);
-		b = (uint32_t)st->val;
-	}
-	slot = sp_u64map_find(&f->offstacks, sp_fold_key2(pid, id));
-	if (slot && f->stacks[slot->val].base == b)
-		return (int64_t)slot->val;
-	if (id)
-		base = &f->stacks[b];
-	leaf = reason_frame(f, base);
-	if (leaf < 0)
-		return leaf;
-	if (SP_GROW(f->frame_ids, f->frame_idcap,
-		    f->nframe_ids + 1 + (base ? base->n : 0)) ||
-	    SP_GROW(f->stacks, f->stackcap, f->nstacks + 1))
-		return -ENOMEM;
-	base = id ? &f->stacks[b] : NULL;	/* stacks may have moved */
-	off = (uint32_t)f->nframe_ids;
-	f->frame_ids[f->nframe_ids++] = (uint32_t)leaf;
-	for (k = 0; base && k < base->n; k++)
-		f->frame_ids[f->nframe_ids++] = f->frame_ids[base->off + k];
-	if (base && *f->strs.strs[base->folded]) {
-		const char *a = f->strs.strs[base->folded];
-		const char *z = f->strs.strs[f->frames[leaf].folded];
-
-		s = malloc(strlen(a) + strlen(z) + 2);
-		if (s)
-			sprintf(s, "%s;%s", a, z);
-		folded = intern_free(f, s);
-	} else {
-		folded = intern(f, f->strs.strs[f->frames[leaf].folded]);
-	}
-	if (folded < 0)
-		return -ENOMEM;
-	slot = sp_u64map_get(&f->offstacks, sp_fold_key2(pid, id), &is_new);
-	if (!slot)
-		return -ENOMEM;
-	slot->val = f->nstacks;
-	if (is_new && sp_fold_own(f, pid, id, SP_FOLD_OWN_OFFSTACK))
-		return -ENOMEM;
-	f->stacks[f->nstacks++] = (struct sp_fold_stack){ .pid = pid,
-		.folded = (uint32_t)folded, .off = off,
-		.n = f->nframe_ids - off,
-		.end = base ? base->end : SP_END_MAX, .offcpu = 1, .base = b };
-	return (int64_t)slot->val;
-}
-
 static int apply_sample(struct sp_fold *f, const struct sp_st_sample *sa,
 			int off)
 {
@@ -935,14 +690,14 @@ static int apply_sample(struct sp_fold *f, const struct sp_st_sample *sa,
 	int r;
 
 	if (off) {
-		if ((id = off_stack(f, sa->pid, sa->id)) < 0)
+		if ((id = sp_fold_off_stack(f, sa->pid, sa->id)) < 0)
 			return (int)id;
 		stack = (uint32_t)id;
 		f->offcpu_seen++;
 	} else {
 		st = sp_u64map_find(&f->stack_ids, sp_fold_key2(sa->pid, sa->id));
 		if (!st)
-			return fail(f, "sample of undefined stack %" PRIu32 "/%" PRIu32,
+			return sp_fold_fail(f, "sample of undefined stack %" PRIu32 "/%" PRIu32,
 				    sa->pid, sa->id);
 		stack = (uint32_t)st->val;
 	}
@@ -992,7 +747,7 @@ int sp_fold_apply(struct sp_fold *f, const struct sp_st_rec *rec)
 {
 	if (f->pending && rec->type != SP_ST_FRAME &&
 	    rec->type != SP_ST_UNKNOWN)
-		return fail(f, "stack %" PRIu32 "/%" PRIu32 " ends after %" PRIu32 " of its %" PRIu32 " frames",
+		return sp_fold_fail(f, "stack %" PRIu32 "/%" PRIu32 " ends after %" PRIu32 " of its %" PRIu32 " frames",
 			    f->pend_pid, f->pend_id, f->pend_got, f->pend_n);
 	switch (rec->type) {
 	case SP_ST_EVENT:

@@ -194,10 +194,20 @@ static inline uint64_t sp_fold_key2(uint32_t a, uint32_t b)
 	return (uint64_t)a << 32 | b;
 }
 
-/* fold.c, for compact.c: the parts of a fold it copies with. */
+/* fold.c, for compact.c and offcpu.c: the parts of a fold they work with. */
 
 /* Free what f holds, not f. */
 void sp_fold_release(struct sp_fold *f);
+
+/* Put the message in f's error; returns -EINVAL. */
+int sp_fold_fail(struct sp_fold *f, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Intern s, or NONE for NULL; -ENOMEM. */
+int64_t sp_fold_intern(struct sp_fold *f, const char *s);
+
+/* Intern s and free it; -ENOMEM also when s is NULL (it failed). */
+int64_t sp_fold_intern_free(struct sp_fold *f, char *s);
 
 /* Note that process pid put key (pid, id) into the table of kind. */
 int sp_fold_own(struct sp_fold *f, uint32_t pid, uint32_t id, uint8_t kind);
@@ -216,6 +226,15 @@ int64_t sp_fold_add_map(struct sp_fold *f, const struct sp_fold_map *m);
  */
 int64_t sp_fold_frame_add(struct sp_fold *f, const struct sp_fold_frame *fr,
 			  int *is_new);
+
+/* offcpu.c */
+
+/*
+ * The stack a wait of (pid, id) counts on (id 0: a wait whose stack was
+ * not sampled): that stack under a leaf that says why it waited.  Its
+ * index, or -errno.
+ */
+int64_t sp_fold_off_stack(struct sp_fold *f, uint32_t pid, uint32_t id);
 
 /* compact.c */
 

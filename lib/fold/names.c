@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* names.c: demangled names without return types and parameter lists. */
+/*
+ * names.c: frame names as folded lines want them, and demangled names
+ * without return types and parameter lists.
+ */
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/frame.h"
+#include "fold.h"
 #include "names.h"
 
 /* a bracket on the stack that is part of a declarator, "(*f(int))" */
@@ -495,4 +500,97 @@ char *sp_name_short(const char *name)
 	}
 	sc.out[sc.olen] = '\0';
 	return sc.out;
+}
+
+/* Folded names */
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* "[module]+0x1f0" -> "[module]": stackcollapse-perf.pl merges them too */
+static void strip_offset(char *s, size_t *len)
+{
+	char *plus = strrchr(s, '+');
+	char *p;
+
+	if (!plus || plus == s || plus[-1] != ']' || s[0] != '[' ||
+	    plus[1] != '0' || plus[2] != 'x' || !plus[3])
+		return;
+	for (p = plus + 3; *p; p++)
+		if (!is_digit(*p) && (*p < 'a' || *p > 'f'))
+			return;
+	*plus = 0;
+	*len = (size_t)(plus - s);
+}
+
+char *sp_fold_name(const char *name, unsigned kind, unsigned origin)
+{
+	static const char unknown[] = "[unknown]";
+	const char *suffix = "";
+	size_t len = name ? strlen(name) : 0, i, j;
+	char *s;
+
+	s = malloc((len > sizeof(unknown) ? len : sizeof(unknown)) + 5);
+	if (!s)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (c == ';')
+			c = ':';
+		else if (c < 0x20 || c == 0x7f)
+			c = ' ';
+		s[i] = (char)c;
+	}
+	s[len] = 0;
+	if (origin == SP_FO_NONE)
+		strip_offset(s, &len);
+	while (len && s[len - 1] == ' ')
+		s[--len] = 0;
+	/*
+	 * flamegraph.pl reads "name 12 5" as a differential line: the frame
+	 * must not end in whitespace and a number
+	 */
+	for (j = len; j && (is_digit(s[j - 1]) || s[j - 1] == '.'); j--)
+		;
+	if (j < len && j && s[j - 1] == ' ')
+		for (; j && s[j - 1] == ' '; j--)
+			s[j - 1] = '_';
+	if (!len) {
+		memcpy(s, unknown, sizeof(unknown));
+		len = sizeof(unknown) - 1;
+	}
+	if (kind == SP_FK_KERNEL)
+		suffix = "_[k]";
+	else if (kind == SP_FK_JIT || kind == SP_FK_INTERPRETED)
+		suffix = "_[j]";	/* as -X perf's py:: frames are */
+	else if (kind == SP_FK_INLINE)
+		suffix = "_[i]";
+	strcpy(s + len, suffix);
+	return s;
+}
+
+char *sp_fold_comm_name(const char *comm)
+{
+	size_t len = comm ? strlen(comm) : 0, i;
+	char *s;
+
+	if (!len)
+		return strdup("[unknown]");
+	s = malloc(len + 1);
+	if (!s)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)comm[i];
+
+		if (c == ' ' || c < 0x20 || c == 0x7f)
+			c = '_';
+		else if (c == ';')
+			c = ':';
+		s[i] = (char)c;
+	}
+	s[len] = 0;
+	return s;
 }
