@@ -63,7 +63,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err base/idset \
 	os/perf os/procfs os/launch os/kallsyms os/perfmap os/perm \
 	elf/elfcache elf/symtab elf/plt elf/buildid elf/procs elf/debuginfo \
 	elf/debuginfod \
-	elf/dwarfinfo elf/dwslice elf/demangle elf/jitdump elf/gopclntab elf/bidstore \
+	elf/dwarfinfo elf/dwline elf/dwslice elf/demangle elf/jitdump elf/gopclntab elf/bidstore \
 	elf/locate elf/symcache \
 	record/record record/events record/convert record/merge record/attach \
 	record/synth record/host record/capture record/stacktail record/keep \
@@ -214,6 +214,18 @@ $(O)/build/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/records.h $(LIB_A
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Itests/unit -o $@ $< $(LIB_A) $(LDLIBS)
+
+# test-dwline reads the line table of every version gcc writes: its fixture
+# is compiled into it once per DWARF version below gcc's default 5
+DWLINE_FIXTURES = $(foreach v,2 3 4,$(O)/build/unit/dwline-fixture-v$(v).o)
+$(O)/build/unit/dwline-fixture-v%.o: tests/unit/dwline-fixture.c tests/unit/dwline-fixture.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -gdwarf-$* -DFIXTURE=fixture_v$* -c -o $@ $<
+$(O)/build/unit/test-dwline: tests/unit/test-dwline.c tests/unit/unit.h $(DWLINE_FIXTURES) $(LIB_A)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Itests/unit -o $@ $< $(DWLINE_FIXTURES) $(LIB_A) $(LDLIBS)
 
 # sp-push's library links libcurl
 $(O)/build/unit/test-push: tests/unit/test-push.c tests/unit/unit.h $(PUSH_A) $(LIB_A)

@@ -9,6 +9,7 @@
 #include "base/search.h"
 #include "base/grow.h"
 #include "dwarfinfo.h"
+#include "dwline.h"
 #include "dwslice.h"
 #include "base/hashtab.h"
 
@@ -17,10 +18,15 @@ struct cu_range {
 	Dwarf_Off off;		/* of the CU DIE */
 };
 
-/* The out-of-line functions of one CU: off is the function's DIE. */
+/*
+ * What is kept of one CU looked into: its out-of-line functions (off is
+ * the function's DIE) and, once a line is asked for, its line table.
+ */
 struct cu_fns {
 	struct cu_range *fns;
 	size_t n, cap;
+	struct sp_dwline *lines;
+	int lines_read;		/* lines is what reading it gave */
 };
 
 struct sp_dwarf {
@@ -33,6 +39,8 @@ struct sp_dwarf {
 	struct cu_fns *cus;		/* function indexes of CUs looked into */
 	size_t ncus, capcus;
 	unsigned units;
+	struct sp_dwline_secs secs;	/* what line tables are read from */
+	int secs_found;			/* 1: secs; -1: libdw reads lines */
 };
 
 struct sp_dwarf *sp_dwarf_open(Elf *e)
@@ -60,8 +68,10 @@ void sp_dwarf_free(struct sp_dwarf *d)
 	else
 		dwarf_end(d->dw);
 	free(d->ranges);
-	while (d->ncus--)
+	while (d->ncus--) {
 		free(d->cus[d->ncus].fns);
+		sp_dwline_free(d->cus[d->ncus].lines);
+	}
 	free(d->cus);
 	sp_u64map_release(&d->cuindex);
 	free(d);
@@ -207,7 +217,7 @@ static int find_cu(struct sp_dwarf *d, uint64_t pc, Dwarf_Die *cu)
 }
 
 /* The function index of cu, built on first use; NULL when out of memory. */
-static const struct cu_fns *cu_functions(struct sp_dwarf *d, Dwarf_Die *cu)
+static struct cu_fns *cu_functions(struct sp_dwarf *d, Dwarf_Die *cu)
 {
 	struct sp_u64slot *slot;
 	struct cu_fns *c;
@@ -229,6 +239,34 @@ static const struct cu_fns *cu_functions(struct sp_dwarf *d, Dwarf_Die *cu)
 	if (c->n > 1)
 		qsort(c->fns, c->n, sizeof(*c->fns), range_cmp);
 	return c;
+}
+
+/*
+ * The line table of cu, read on first use; NULL when libdw is to answer
+ * (it reads what is not read here) or the CU has none.
+ */
+static const struct sp_dwline *cu_lines(struct sp_dwarf *d, struct cu_fns *c,
+					Dwarf_Die *cu)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word off;
+	uint8_t addr_size, off_size;
+	const char *err;
+
+	if (c->lines_read)
+		return c->lines;
+	if (!d->secs_found)
+		d->secs_found = sp_dwline_sections(dwarf_getelf(d->dw),
+						   &d->secs) ? -1 : 1;
+	if (d->secs_found < 0 ||
+	    dwarf_formudata(dwarf_attr(cu, DW_AT_stmt_list, &a), &off) ||
+	    !dwarf_diecu(cu, &(Dwarf_Die){ 0 }, &addr_size, &off_size))
+		return NULL;	/* libdw answers (or finds no lines) */
+	c->lines = sp_dwline_read(&d->secs, off, addr_size,
+				  dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a)),
+				  &err);
+	c->lines_read = c->lines || err;	/* out of memory: try again */
+	return c->lines;
 }
 
 /*
@@ -285,15 +323,19 @@ static uint32_t decl_line(Dwarf_Die *die)
 	return dwarf_decl_line(die, &ln) || ln <= 0 ? 0 : (uint32_t)ln;
 }
 
-static const char *call_file(Dwarf_Die *cu, Dwarf_Die *inl)
+static const char *call_file(const struct sp_dwline *lines, Dwarf_Die *cu,
+			     Dwarf_Die *inl)
 {
 	Dwarf_Attribute a;
 	Dwarf_Word idx;
 	Dwarf_Files *files;
 	size_t nfiles;
 
-	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &idx) ||
-	    dwarf_getsrcfiles(cu, &files, &nfiles) || idx >= nfiles)
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &idx))
+		return NULL;
+	if (lines)
+		return sp_dwline_file(lines, idx);
+	if (dwarf_getsrcfiles(cu, &files, &nfiles) || idx >= nfiles)
 		return NULL;
 	return dwarf_filesrc(files, idx, NULL, NULL);
 }
@@ -313,7 +355,8 @@ int sp_dwarf_lookup(struct sp_dwarf *d, uint64_t pc, unsigned flags,
 		    struct sp_src_frame *out, unsigned max)
 {
 	Dwarf_Die cu, fn, chain[64];
-	const struct cu_fns *fns;
+	const struct sp_dwline *lines = NULL;
+	struct cu_fns *fns;
 	const struct cu_range *r;
 	const char *file = NULL;
 	uint32_t line = 0;
@@ -330,7 +373,10 @@ int sp_dwarf_lookup(struct sp_dwarf *d, uint64_t pc, unsigned flags,
 	r = range_find(fns->fns, fns->n, pc);
 	if (r && dwarf_offdie(d->dw, r->off, &fn))
 		have_fn = 1;
-	if (flags & SP_DWARF_LINES) {
+	if ((flags & SP_DWARF_LINES) && (lines = cu_lines(d, fns, &cu))) {
+		if (sp_dwline_find(lines, pc, &file, &line))
+			file = NULL, line = 0;
+	} else if (flags & SP_DWARF_LINES) {
 		Dwarf_Line *l = dwarf_getsrc_die(&cu, pc);
 		int ln;
 
@@ -352,7 +398,7 @@ int sp_dwarf_lookup(struct sp_dwarf *d, uint64_t pc, unsigned flags,
 					     decl_line(&chain[i]) : 0,
 				.inlined = 1 };
 		if (flags & SP_DWARF_LINES) {
-			file = call_file(&cu, &chain[i]);
+			file = call_file(lines, &cu, &chain[i]);
 			line = call_line(&chain[i]);
 		}
 	}

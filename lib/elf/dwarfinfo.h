@@ -5,10 +5,10 @@
  * One struct sp_dwarf per ELF that holds .debug_info (the file itself or
  * its separate debug file), opened once.  On first use it indexes the
  * address ranges of every compilation unit into one sorted array, so a
- * lookup is a binary search to the CU, then libdw's line table of that CU
- * (read once by libdw, searched by address) and the scopes holding the
- * address.  Callers cache results per address; nothing here runs per
- * sample.
+ * lookup is a binary search to the CU, then the line table of that CU
+ * (read once, by dwline.h; by libdw when that cannot), searched by
+ * address, and the scopes holding the address.  Callers cache results per
+ * address; nothing here runs per sample.
  */
 #ifndef SP_DWARFINFO_H
 #define SP_DWARFINFO_H
