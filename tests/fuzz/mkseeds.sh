@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: MIT
 # mkseeds.sh: (re)make the real-* seeds of the file and text readers'
 # corpora (tests/fuzz/corpus/{perfmap,jitdump,kallsyms,procmaps,elf,
-# gopclntab,symcache,dwarf}) from what this machine makes and has: perf maps and
+# gopclntab,symcache,dwarf,dwline}) from what this machine makes and has: perf maps and
 # jitdump files written by the suite's JIT workloads and by node, slices of
 # /proc/kallsyms, /proc maps and status files, a small C program built
 # here, this machine's vDSO, the function table of a Go hello program, and
 # the symbol cache sp-symbolize (built) writes for a workload, and the
-# debug sections of a workload in DWARF 4 and 5.
+# debug sections of a workload in DWARF 4 and 5, and line tables of every
+# version gcc, clang and Go write.
 # Each is kept under 64 KB but the Go table, of which one is kept whole.
 # A part whose tool (node, go) is missing is skipped and says so.
 # Hand-made seeds (edge-*) are left alone.
@@ -22,7 +23,7 @@ have() {
 	echo "mkseeds: no $1: $2 seeds not remade" >&2
 	return 1
 }
-mkdir -p "$c"/{perfmap,jitdump,kallsyms,procmaps,elf,gopclntab,symcache,dwarf}
+mkdir -p "$c"/{perfmap,jitdump,kallsyms,procmaps,elf,gopclntab,symcache,dwarf,dwline}
 
 cat >"$tmp/jit.js" <<'EOF'
 function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
@@ -202,3 +203,36 @@ for v in 4 5; do
 	done
 done
 chmod 644 "$c"/dwarf/real-*
+
+# Line tables as fuzz-dwline.c reads them: a flags byte, the length
+# (u16le) and bytes of .debug_line_str, then .debug_line (its first 64 KB)
+dwline_seed() {	# NAME FLAGS ELF
+	local d=$tmp/dwline
+	mkdir -p "$d"
+	objcopy --decompress-debug-sections "$3" "$d/plain"
+	: >"$d/line_str"
+	: >"$d/line"
+	objcopy --dump-section .debug_line_str="$d/line_str" "$d/plain" \
+		"$d/scratch" 2>/dev/null || :
+	objcopy --dump-section .debug_line="$d/line" "$d/plain" "$d/scratch"
+	perl -e 'print chr(shift); local $/; open F, shift or die; $s = <F> // "";
+		$s = substr($s, 0, 65535); print pack("v", length $s), $s;
+		open F, shift or die; $l = <F> // ""; print substr($l, 0, 65536)' \
+		"$2" "$d/line_str" "$d/line" >"$c/dwline/$1"
+	chmod 644 "$c/dwline/$1"
+}
+for v in 2 4 5; do	# gcc writes a version 3 table for -gdwarf-2
+	cc -O2 -g -gdwarf-$v -fomit-frame-pointer -I"$wl" -o "$tmp/dl$v" \
+		"$wl/sym-inline.c"
+	dwline_seed real-gcc-dwarf$v 0 "$tmp/dl$v"
+done
+dwline_seed real-gcc-dwarf5-no-comp-dir 2 "$tmp/dl5"
+if have clang "clang's line tables (MD5 of each file)"; then
+	clang -O2 -g -I"$wl" -o "$tmp/dlclang" "$wl/sym-inline.c"
+	dwline_seed real-clang-dwarf5 0 "$tmp/dlclang"
+fi
+if have go "Go's line tables"; then
+	[ -x "$tmp/hello" ] || (cd "$tmp" && printf 'package main\n\nfunc main() { println("hi") }\n' >hello.go &&
+		GOCACHE=$tmp/gocache GO111MODULE=off go build -o hello hello.go)
+	dwline_seed real-go-hello 0 "$tmp/hello"
+fi
