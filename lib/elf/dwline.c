@@ -16,6 +16,9 @@ struct row {
 	uint8_t end;		/* DW_LNE_end_sequence */
 };
 
+/* Arrays this large are prefaulted when made (sp_prefault()). */
+#define PREFAULT_MIN (64 * 1024)
+
 struct sp_dwline {
 	struct row *rows;	/* sorted; one per address, the one that answers */
 	size_t nrows, caprows;
@@ -396,8 +399,13 @@ static int add_row(struct sp_dwline *t, const struct state *st, int end)
 	    st->column > 0xffff || st->isa > 0xff ||
 	    st->discriminator > 0xffffff)
 		return -ERANGE;
-	if (SP_GROW(t->rows, t->caprows, t->nrows + 1))
-		return -ENOMEM;
+	if (t->nrows == t->caprows) {
+		if (SP_GROW(t->rows, t->caprows, t->nrows + 1))
+			return -ENOMEM;
+		if ((t->caprows - t->nrows) * sizeof(*t->rows) >= PREFAULT_MIN)
+			sp_prefault(t->rows + t->nrows,
+				    (t->caprows - t->nrows) * sizeof(*t->rows));
+	}
 	t->rows[t->nrows] = (struct row){ .addr = st->addr, .file = st->file,
 		.line = st->line > 0 ? (uint32_t)st->line : 0,
 		.order = (uint32_t)t->nrows, .end = (uint8_t)end };
@@ -417,15 +425,84 @@ static int row_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+static int sorted(const struct row *r, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (row_cmp(&r[i - 1], &r[i]) > 0)
+			return 0;
+	return 1;
+}
+
+struct seq {
+	const struct row *first;
+	size_t n;
+};
+
+static int seq_cmp(const void *a, const void *b)
+{
+	return row_cmp(((const struct seq *)a)->first,
+		       ((const struct seq *)b)->first);
+}
+
+/*
+ * Sort the rows the cheap way when the table is made of sequences that do
+ * not overlap, as compilers write them (a function per sequence, in the
+ * order of their sections): each sequence is in order already, but for an
+ * end row at the address of rows before it, which goes before them; the
+ * sequences are sorted by their first rows and laid end to end.  Returns
+ * 0, or -1 when that did not give sorted rows (then sort them all).
+ */
+static int sort_sequences(struct sp_dwline *t)
+{
+	struct seq *v = NULL;
+	size_t nv = 0, capv = 0, i, start = 0, k;
+	struct row *out;
+
+	for (i = 0; i < t->nrows; i++) {
+		struct row *r = t->rows;
+
+		if (i > start && r[i].addr < r[i - 1].addr)
+			goto fail;	/* backwards inside a sequence */
+		if (!r[i].end && i + 1 < t->nrows)
+			continue;
+		if (r[i].end) {		/* before rows at its address */
+			struct row end = r[i];
+
+			for (k = i; k > start && r[k - 1].addr == end.addr; k--)
+				r[k] = r[k - 1];
+			r[k] = end;
+		}
+		if (SP_GROW(v, capv, nv + 1))
+			goto fail;
+		v[nv++] = (struct seq){ &t->rows[start], i + 1 - start };
+		start = i + 1;
+	}
+	qsort(v, nv, sizeof(*v), seq_cmp);
+	out = malloc(t->nrows * sizeof(*out));
+	if (!out)
+		goto fail;
+	if (t->nrows * sizeof(*out) >= PREFAULT_MIN)
+		sp_prefault(out, t->nrows * sizeof(*out));
+	for (i = 0, k = 0; i < nv; k += v[i].n, i++)
+		memcpy(out + k, v[i].first, v[i].n * sizeof(*out));
+	free(v);
+	free(t->rows);
+	t->rows = out;
+	t->caprows = t->nrows;
+	return sorted(out, t->nrows) ? 0 : -1;
+fail:
+	free(v);
+	return -1;
+}
+
 /* Sort the rows and keep, of each address, the last: the one that answers. */
 static void finish_rows(struct sp_dwline *t)
 {
 	size_t i, n = 0;
 
-	for (i = 1; i < t->nrows; i++)
-		if (row_cmp(&t->rows[i - 1], &t->rows[i]) > 0)
-			break;
-	if (i < t->nrows)
+	if (!sorted(t->rows, t->nrows) && sort_sequences(t))
 		qsort(t->rows, t->nrows, sizeof(*t->rows), row_cmp);
 	/*
 	 * libdw ends the highest row's sequence whatever the table says
@@ -440,6 +517,14 @@ static void finish_rows(struct sp_dwline *t)
 		t->rows[n++] = t->rows[i];
 	}
 	t->nrows = n;
+	if (n < t->caprows / 2) {	/* give back what dedup freed */
+		struct row *r = realloc(t->rows, (n ? n : 1) * sizeof(*r));
+
+		if (r) {
+			t->rows = r;
+			t->caprows = n;
+		}
+	}
 }
 
 /* Run the line program in c; an error, NULL when out of memory, or "". */
