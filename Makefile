@@ -210,7 +210,8 @@ $(TOOL_BINS):
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(EXTRA_LIBS)
 
-$(O)/build/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/records.h $(LIB_A)
+$(O)/build/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/records.h \
+		tests/unit/libcdebug.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Itests/unit -o $@ $< $(LIB_A) $(LDLIBS)
@@ -218,11 +219,13 @@ $(O)/build/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/records.h $(LIB_A
 # test-dwline reads the line table of every version gcc writes: its fixture
 # is compiled into it once per DWARF version below gcc's default 5
 DWLINE_FIXTURES = $(foreach v,2 3 4,$(O)/build/unit/dwline-fixture-v$(v).o)
-$(O)/build/unit/dwline-fixture-v%.o: tests/unit/dwline-fixture.c tests/unit/dwline-fixture.h
+$(O)/build/unit/dwline-fixture-v%.o: tests/unit/dwline-fixture.c \
+		tests/unit/dwline-fixture.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -gdwarf-$* -DFIXTURE=fixture_v$* -c -o $@ $<
-$(O)/build/unit/test-dwline: tests/unit/test-dwline.c tests/unit/unit.h $(DWLINE_FIXTURES) $(LIB_A)
+$(O)/build/unit/test-dwline: tests/unit/test-dwline.c tests/unit/unit.h \
+		tests/unit/libcdebug.h $(DWLINE_FIXTURES) $(LIB_A)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Itests/unit -o $@ $< $(DWLINE_FIXTURES) $(LIB_A) $(LDLIBS)

@@ -57,29 +57,8 @@ static void skip(struct cur *c, uint64_t n)
 		c->p += n;
 }
 
-static uint64_t uleb(struct cur *c)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-
-	while (!c->bad) {
-		uint8_t b;
-
-		if (c->p >= c->end) {
-			c->bad = 1;
-			break;
-		}
-		b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return v;
-	}
-	return 0;
-}
-
-static int64_t sleb(struct cur *c)
+/* A LEB128 number, sign-extended when is_signed; bits past 64 are lost. */
+static uint64_t leb(struct cur *c, int is_signed)
 {
 	uint64_t v = 0;
 	unsigned shift = 0;
@@ -96,12 +75,22 @@ static int64_t sleb(struct cur *c)
 			v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
+			if (is_signed && shift < 64 && (b & 0x40))
 				v |= ~(uint64_t)0 << shift;
-			return (int64_t)v;
+			return v;
 		}
 	}
 	return 0;
+}
+
+static uint64_t uleb(struct cur *c)
+{
+	return leb(c, 0);
+}
+
+static int64_t sleb(struct cur *c)
+{
+	return (int64_t)leb(c, 1);
 }
 
 /* A NUL-terminated string at the cursor. */
@@ -127,6 +116,33 @@ static const char *sec_str(const uint8_t *sec, size_t len, uint64_t off)
 	return (const char *)sec + off;
 }
 
+/* The size of a value of a fixed-size form, or -1 for another form. */
+static int fixed_size(uint64_t form, unsigned offsz)
+{
+	switch (form) {
+	case DW_FORM_data1:
+	case DW_FORM_flag:
+	case DW_FORM_strx1:
+		return 1;
+	case DW_FORM_data2:
+	case DW_FORM_strx2:
+		return 2;
+	case DW_FORM_strx3:
+		return 3;
+	case DW_FORM_data4:
+	case DW_FORM_strx4:
+		return 4;
+	case DW_FORM_data8:
+		return 8;
+	case DW_FORM_data16:
+		return 16;
+	case DW_FORM_sec_offset:
+		return (int)offsz;
+	default:
+		return -1;
+	}
+}
+
 /*
  * One attribute of a directory or file entry, of the given form: a string
  * into *str, a number into *num, anything else skipped.  Returns 0, or -1
@@ -136,7 +152,7 @@ static int form_value(struct cur *c, const struct sp_dwline_secs *s,
 		      uint64_t form, unsigned offsz, const char **str,
 		      uint64_t *num)
 {
-	uint64_t v;
+	int n;
 
 	*str = NULL;
 	*num = 0;
@@ -145,68 +161,37 @@ static int form_value(struct cur *c, const struct sp_dwline_secs *s,
 		*str = cstr(c);
 		break;
 	case DW_FORM_strp:
-		v = rd(c, offsz);
-		if (!c->bad && !(*str = sec_str(s->str, s->str_len, v)))
-			return -1;
-		break;
 	case DW_FORM_line_strp:
-		v = rd(c, offsz);
-		if (!c->bad && !(*str = sec_str(s->line_str, s->line_str_len, v)))
+		*num = rd(c, offsz);
+		*str = form == DW_FORM_strp ? sec_str(s->str, s->str_len, *num) :
+			sec_str(s->line_str, s->line_str_len, *num);
+		if (!c->bad && !*str)
 			return -1;
-		break;
-	case DW_FORM_data1:
-	case DW_FORM_data2:
-	case DW_FORM_data4:
-	case DW_FORM_data8:
-		*num = rd(c, form == DW_FORM_data1 ? 1 : form == DW_FORM_data2 ?
-			     2 : form == DW_FORM_data4 ? 4 : 8);
 		break;
 	case DW_FORM_udata:
 		*num = uleb(c);
 		break;
 	case DW_FORM_sdata:
-		(void)sleb(c);
-		break;
-	case DW_FORM_data16:
-		skip(c, 16);
-		break;
-	case DW_FORM_flag:
-	case DW_FORM_strx1:
-		skip(c, 1);
-		break;
-	case DW_FORM_strx2:
-		skip(c, 2);
-		break;
-	case DW_FORM_strx3:
-		skip(c, 3);
-		break;
-	case DW_FORM_strx4:
-		skip(c, 4);
-		break;
 	case DW_FORM_strx:
 		(void)uleb(c);
 		break;
-	case DW_FORM_sec_offset:
-		skip(c, offsz);
-		break;
 	case DW_FORM_block:
-		v = uleb(c);
-		skip(c, v);
+		skip(c, uleb(c));
 		break;
 	case DW_FORM_block1:
-		v = rd(c, 1);
-		skip(c, v);
-		break;
 	case DW_FORM_block2:
-		v = rd(c, 2);
-		skip(c, v);
-		break;
 	case DW_FORM_block4:
-		v = rd(c, 4);
-		skip(c, v);
+		skip(c, rd(c, form == DW_FORM_block1 ? 1 :
+			      form == DW_FORM_block2 ? 2 : 4));
 		break;
 	default:
-		return -1;
+		if ((n = fixed_size(form, offsz)) < 0)
+			return -1;
+		if (n <= 8)
+			*num = rd(c, (unsigned)n);
+		else
+			skip(c, (uint64_t)n);
+		break;
 	}
 	return c->bad ? -1 : 0;
 }
@@ -337,14 +322,33 @@ static const char *read_lists_v5(struct sp_dwline *t, struct cur *c,
 	return "";
 }
 
+/*
+ * A file entry of versions 2 to 4 (in the list, or DW_LNE_define_file):
+ * name, directory index, modification time, length.  An error, NULL when
+ * out of memory, or "".
+ */
+static const char *read_file_v2(struct sp_dwline *t, struct cur *c,
+				const struct hdr *h)
+{
+	const char *name = cstr(c);
+	uint64_t dir = uleb(c);
+
+	(void)uleb(c);	/* modification time */
+	(void)uleb(c);	/* length */
+	if (c->bad)
+		return "file entry runs off the table";
+	if (dir >= h->ndirs)
+		return "file of a directory not in the table";
+	return add_file(t, h->dirs[dir], name) ? NULL : "";
+}
+
 /* The directory and file lists of versions 2 to 4; an error, or NULL. */
 static const char *read_lists_v2(struct sp_dwline *t, struct cur *c,
 				 const char *comp_dir, struct hdr *h)
 {
 	struct cur d = *c;
 	size_t n = 1;
-	const char *name;
-	uint64_t dir;
+	const char *e;
 
 	while (!d.bad && d.p < d.end && *d.p) {
 		(void)cstr(&d);
@@ -362,16 +366,9 @@ static const char *read_lists_v2(struct sp_dwline *t, struct cur *c,
 	if (add_file(t, NULL, "???"))
 		return NULL;
 	while (!c->bad && c->p < c->end && *c->p) {
-		name = cstr(c);
-		dir = uleb(c);
-		if (c->bad)
-			break;
-		if (dir >= h->ndirs)
-			return "file of a directory not in the table";
-		if (add_file(t, h->dirs[dir], name))
-			return NULL;
-		(void)uleb(c);	/* modification time */
-		(void)uleb(c);	/* length */
+		e = read_file_v2(t, c, h);
+		if (!e || *e)
+			return e;
 	}
 	if (c->bad || c->p >= c->end)
 		return "file list runs off the table";
@@ -570,17 +567,10 @@ static const char *run(struct sp_dwline *t, struct cur *c, const struct hdr *h)
 				st.addr = rd(c, h->addr_size);
 				break;
 			case DW_LNE_define_file: {
-				const char *name = cstr(c);
-				uint64_t dir = uleb(c);
+				const char *e = read_file_v2(t, c, h);
 
-				(void)uleb(c);
-				(void)uleb(c);
-				if (c->bad)
-					break;
-				if (dir >= h->ndirs)
-					return "file of a directory not in the table";
-				if (add_file(t, h->dirs[dir], name))
-					return NULL;
+				if (!e || *e)
+					return e;
 				break;
 			}
 			case DW_LNE_set_discriminator:

@@ -21,8 +21,8 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 
-#include "elf/buildid.h"
 #include "elf/dwline.h"
+#include "libcdebug.h"
 #include "unit.h"
 
 unsigned long fixture_v2(unsigned long n);
@@ -196,27 +196,11 @@ static struct counts compare_file(const char *path, size_t max_rows)
 /* The C library's debug file, when libc6-dbg is installed. */
 static void test_libc(void)
 {
-	char path[4200], hex[2 * SP_BUILD_ID_MAX + 1];
-	uint8_t id[SP_BUILD_ID_MAX];
+	char path[4200];
 	struct counts n;
-	size_t len = 0, i;
-	int fd;
-	Elf *e;
 
-	fd = open("/lib/x86_64-linux-gnu/libc.so.6", O_RDONLY | O_CLOEXEC);
-	e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-	if (e) {
-		len = sp_elf_build_id(e, id);
-		elf_end(e);
-	}
-	if (fd >= 0)
-		close(fd);
-	if (len <= 1)
+	if (libc_debug_path(path, sizeof(path)))
 		return;
-	for (i = 0; i < len; i++)
-		sprintf(hex + 2 * i, "%02x", id[i]);
-	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
-		 hex, hex + 2);
 	if (access(path, R_OK)) {
 		printf("test-dwline: no %s (libc6-dbg): the C library's "
 		       "line tables are not compared\n", path);

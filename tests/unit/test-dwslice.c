@@ -18,8 +18,8 @@
 #include <unistd.h>
 #include <gelf.h>
 
-#include "elf/buildid.h"
 #include "elf/dwarfinfo.h"
+#include "libcdebug.h"
 #include "unit.h"
 
 static char dir[] = "/tmp/test-dwslice.XXXXXX";
@@ -314,30 +314,17 @@ static void test_self(const char *self)
 /* The C library's debug file, when installed, against its decompressed copy. */
 static void test_libc(void)
 {
-	char path[4200], plainpath[4200], hex[2 * SP_BUILD_ID_MAX + 1];
+	char path[4200], plainpath[4200];
 	const char *dargv[] = { "objcopy", "--decompress-debug-sections", path,
 				plainpath, NULL };
-	uint8_t id[SP_BUILD_ID_MAX];
 	struct sp_src_frame f[8];
 	size_t done, total;
 	uint64_t pc;
-	struct file plain, sliced, lib;
+	struct file plain, sliced;
 	unsigned differ, named, n;
-	size_t len, i;
 
-	lib.fd = -1;
-	if (file_open(&lib, "/lib/x86_64-linux-gnu/libc.so.6") && !lib.e) {
-		file_close(&lib);
+	if (libc_debug_path(path, sizeof(path)))
 		return;
-	}
-	len = sp_elf_build_id(lib.e, id);
-	file_close(&lib);
-	if (len <= 1)
-		return;
-	for (i = 0; i < len; i++)
-		sprintf(hex + 2 * i, "%02x", id[i]);
-	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
-		 hex, hex + 2);
 	if (access(path, R_OK)) {
 		printf("test-dwslice: no %s (libc6-dbg): the C library's "
 		       "debug file is not compared\n", path);
