@@ -126,7 +126,7 @@ $(GEN)/fold/profile.pb-c.o: $(GEN)/fold/profile.pb-c.c
 $(O)/lib/fold/pprof.o: $(GEN)/fold/profile.pb-c.h
 
 # the script of the flame graphs, a C array: od and sed, no tool more
-$(O)/lib/flame/flame-js.c: lib/flame/flame.js
+$(GEN)/flame/flame-js.c: lib/flame/flame.js
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  GEN     $@")
 	$(Q)if grep -q ']]>' $<; then echo "$<: ']]>' would end its CDATA section" >&2; exit 1; fi
@@ -137,7 +137,7 @@ $(O)/lib/flame/flame-js.c: lib/flame/flame.js
 		echo 'const unsigned long sp_flame_js_len = sizeof(sp_flame_js) - 1;'; \
 	} >$@
 
-$(O)/lib/flame/flame-js.o: $(O)/lib/flame/flame-js.c
+$(O)/lib/flame/flame-js.o: $(GEN)/flame/flame-js.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -150,7 +150,7 @@ $(GEN)/record/python.bpf.o: lib/record/python.bpf.c lib/record/pychain.h
 	@$(if $(Q),echo "  BPF     $@")
 	$(Q)$(BPF_CC) $(BPF_CFLAGS) -Ilib/record -c -o $@ $<
 
-$(O)/lib/record/python-bpf.c: $(GEN)/record/python.bpf.o
+$(GEN)/record/python-bpf.c: $(GEN)/record/python.bpf.o
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  GEN     $@")
 	$(Q){ echo '/* generated from lib/record/python.bpf.c by the Makefile: do not edit */'; \
@@ -160,7 +160,7 @@ $(O)/lib/record/python-bpf.c: $(GEN)/record/python.bpf.o
 		echo 'const unsigned long sp_python_bpf_len = sizeof(sp_python_bpf);'; \
 	} >$@
 
-$(O)/lib/record/python-bpf.o: $(O)/lib/record/python-bpf.c
+$(O)/lib/record/python-bpf.o: $(GEN)/record/python-bpf.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
