@@ -76,7 +76,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err base/idset \
 	fold/fold fold/offcpu fold/top fold/names fold/pprof fold/speedscope \
 	fold/window fold/compact \
 	flame/flame flame/colour flame/svg flame/flame-js \
-	api/recorder api/symbolizer
+	api/recorder api/symbolizer api/offline
 
 # code generated from lib/*/*.proto by protoc-c, under $(O)/build/gen
 GEN = $(O)/build/gen
@@ -98,7 +98,7 @@ LIB_SO = $(O)/lib/libstackpulse.so.$(VERSION)
 CLI_A = $(O)/lib/libspcli.a
 TOOL_BINS = $(foreach t,$(TOOLS),$(O)/$(t)/$(t))
 UNIT_BINS = $(foreach t,$(UNIT_TESTS),$(O)/build/unit/$(t))
-HDRS = $(wildcard lib/*/*.h)
+HDRS = $(wildcard lib/*/*.h sp-*/*.h)
 # what lib/api/stackpulse.h includes, installed under the same folders
 PUBLIC_HDRS = base/stream.h format/records.h format/unwound.h format/spool.h \
 	format/frame.h os/launch.h
@@ -198,10 +198,14 @@ $(O)/lib/stackpulse.pc: lib/api/stackpulse.pc.in Makefile
 
 # each tool lives in its own directory: sp-x/sp-x
 $(O)/sp-record/sp-record: $(O)/sp-record/main.o $(LIB_A) $(CLI_A)
-# nosigmask.o: sp-unwind's no-op sigprocmask; never in lib/ (see the file)
-$(O)/sp-unwind/sp-unwind: $(O)/sp-unwind/main.o $(O)/sp-unwind/nosigmask.o $(LIB_A) $(CLI_A)
-$(O)/sp-symbolize/sp-symbolize: $(O)/sp-symbolize/main.o $(LIB_A) $(CLI_A)
-$(O)/sp-fold/sp-fold: $(O)/sp-fold/main.o $(LIB_A) $(CLI_A)
+# nosigmask.o: sp-unwind's no-op sigprocmask, in the two tools that unwind;
+# never in lib/ (see the file).  sp-fold unwinds and symbolizes a raw input
+# itself, with sp-unwind's report and sp-symbolize's options.
+UNWIND_TOOL_OBJ = $(O)/sp-unwind/nosigmask.o $(O)/sp-unwind/report.o
+SYMBOLIZE_TOOL_OBJ = $(O)/sp-symbolize/options.o
+$(O)/sp-unwind/sp-unwind: $(O)/sp-unwind/main.o $(UNWIND_TOOL_OBJ) $(LIB_A) $(CLI_A)
+$(O)/sp-symbolize/sp-symbolize: $(O)/sp-symbolize/main.o $(SYMBOLIZE_TOOL_OBJ) $(LIB_A) $(CLI_A)
+$(O)/sp-fold/sp-fold: $(O)/sp-fold/main.o $(UNWIND_TOOL_OBJ) $(SYMBOLIZE_TOOL_OBJ) $(LIB_A) $(CLI_A)
 $(O)/sp-flame/sp-flame: $(O)/sp-flame/main.o $(LIB_A) $(CLI_A)
 $(O)/sp-spool/sp-spool: $(O)/sp-spool/main.o $(LIB_A) $(CLI_A)
 $(O)/sp-push/sp-push: $(O)/sp-push/main.o $(PUSH_A) $(CLI_A) $(LIB_A)

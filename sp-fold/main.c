@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* sp-fold: fold a symbolized stream into FlameGraph's folded stacks. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -9,10 +10,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/offline.h"
 #include "base/clock.h"
 #include "cli/cli.h"
 #include "fold/fold.h"
 #include "fold/window.h"
+#include "../sp-symbolize/options.h"
+#include "../sp-unwind/report.h"
 
 enum format { FMT_FOLDED, FMT_PPROF, FMT_SPEEDSCOPE };
 
@@ -29,15 +33,23 @@ static struct options {
 	char **labels;		/* KEY=VALUE */
 	size_t nlabels;
 	const char *service;
+	struct sym_options sym;	/* for a raw or unwound input */
+	int sym_given;
 } opt = {
 	.flags = SP_FOLD_SHORT,
 	.output = "-",
 	.input = "-",
 };
 
-/* What main() works with: reachable from here until it returns or dies. */
+/*
+ * What main() works with: reachable from here until it returns or dies.
+ * The input is a symbolized stream read as text (rd), or a raw or unwound
+ * stream (in) unwound and symbolized here (off).
+ */
 static FILE *fp;
 static struct sp_st_reader *rd;
+static struct sp_in *in;
+static struct sp_offline *off;
 static struct sp_fold *fold;
 static struct sp_out *out;
 static struct sp_window *win;
@@ -49,12 +61,18 @@ static void usage(void)
 	       "               [--mode cpu|off-cpu|wall] [--top N] [-o FILE] [FILE]\n"
 	       "       sp-fold --every DURATION [--format folded|pprof] [--service NAME]\n"
 	       "               [--label KEY=VALUE]... [options] -o DIR [FILE]\n"
+	       "       sp-fold [options] [sp-symbolize's options] RAW-OR-UNWOUND-FILE\n"
 	       "\n"
 	       "Fold the symbolized stream of sp-symbolize (FILE or standard input) into\n"
 	       "lines 'comm;outer;...;leaf COUNT' for flamegraph.pl and sp-flame, most\n"
 	       "samples first, or into a pprof or speedscope profile; with --every, into\n"
 	       "one profile per window of wall-clock time, each written whole into DIR as\n"
 	       "START_END.pb.gz (or .folded) for sp-push.\n"
+	       "\n"
+	       "Given a raw stream (sp-record's) or an unwound one (sp-unwind's) in a\n"
+	       "file, sp-fold unwinds and names the frames itself, in one process, with\n"
+	       "what sp-unwind and sp-symbolize would write: the same output as through\n"
+	       "them, for less.  It then takes sp-symbolize's options, below.\n"
 	       "\n"
 	       "  -f, --format F    folded (default); pprof: gzipped profile.proto for go tool\n"
 	       "                    pprof, Pyroscope, Parca; speedscope: speedscope's JSON\n"
@@ -82,7 +100,12 @@ static void usage(void)
 	       "  -h, --help        show this help and exit\n"
 	       "  -V, --version     show the version and exit\n"
 	       "\n"
-	       "Exit status: 0 ok, 2 bad input or failure, 64 usage error.\n");
+	       "For a raw or unwound input:\n"
+	       "%s"
+	       "\n"
+	       "Exit status: 0 ok, 1 (raw or unwound input) events lost while recording,\n"
+	       "or frames left unnamed or stacks cut for want of a file with a recorded\n"
+	       "build-id, 2 bad input or failure, 64 usage error.\n", sym_options_help);
 }
 
 enum { OPT_PID = 256, OPT_TID, OPT_HIDDEN, OPT_WEIGHT, OPT_TOP, OPT_NAMES,
@@ -100,6 +123,7 @@ static const struct option longopts[] = {
 	{ "every", required_argument, NULL, OPT_EVERY },
 	{ "label", required_argument, NULL, OPT_LABEL },
 	{ "service", required_argument, NULL, OPT_SERVICE },
+	SYM_LONGOPTS,
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -206,7 +230,10 @@ static int apply(const struct sp_st_rec *rec)
 		sp_die("--weight time: the event '%s' counts events, not time: use --weight period",
 		       rec->u.event.name);
 	if (r == -EINVAL) {
-		sp_st_reader_fail(rd, sp_fold_error(fold));
+		if (rd)
+			sp_st_reader_fail(rd, sp_fold_error(fold));
+		else
+			sp_in_fail(in, sp_fold_error(fold));
 		return SP_IN_ERROR;
 	}
 	if (r)
@@ -214,22 +241,142 @@ static int apply(const struct sp_st_rec *rec)
 	return 0;
 }
 
-/* Fold in windows: the input's samples one window at a time. */
-static int fold_windows(void)
+/* One record of the input, into its window first with --every. */
+static int take(const struct sp_st_rec *rec)
+{
+	int w;
+
+	if (win && (rec->type == SP_ST_SAMPLE || rec->type == SP_ST_OFFCPU) &&
+	    !left_out(rec) &&
+	    (w = sp_window_sample(win, fold, rec->u.sample.time,
+				  sp_clock_ns(CLOCK_REALTIME))))
+		window_failed(w);
+	return apply(rec);
+}
+
+/* A record of the stages run here; a refusal is told by in. */
+static int take_named(void *arg, const struct sp_st_rec *rec)
+{
+	(void)arg;
+	return take(rec) ? -EBADMSG : 0;
+}
+
+/* Fold the symbolized stream to its end: 0, or SP_IN_ERROR. */
+static int read_text(void)
+{
+	struct sp_st_rec rec;
+	int r;
+
+	while ((r = sp_st_read(rd, &rec)) > 0)
+		if ((r = take(&rec)))
+			break;
+	return r;
+}
+
+/* Unwind and name the raw or unwound stream here: 0, or SP_IN_ERROR. */
+static int read_binary(void)
+{
+	const struct sp_rec_hdr *h;
+	int r = sp_offline_start(off);
+
+	while (!r && (r = sp_in_next(in, &h)) > 0)
+		r = sp_offline_feed(off, h);
+	if (r == 0)
+		r = sp_offline_finish(off);
+	if (r == -EINVAL)
+		return sp_in_fail(in, sp_offline_error(off));
+	if (r == -EBADMSG || r == SP_IN_ERROR)
+		return SP_IN_ERROR;
+	if (r)
+		sp_die("%s", strerror(-r));
+	return 0;
+}
+
+static const char *input_error(void)
+{
+	return rd ? sp_st_reader_error(rd) : sp_in_error(in);
+}
+
+/*
+ * The kind of binary stream the input starts with, "raw" or "unwound",
+ * when it is a regular file, read without moving it; NULL for anything
+ * else: text, and pipes, of which the reader of text tells.
+ */
+static const char *binary_kind(const char *path)
+{
+	char magic[SP_MAGIC_LEN];
+	const char *kind = NULL;
+	struct stat st;
+	off_t at = 0;
+	int fd = strcmp(path, "-") ? sp_open_regular(path) : 0;
+
+	if (fd < 0)
+		return NULL;	/* opening it as text tells why */
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	    (fd || (at = lseek(fd, 0, SEEK_CUR)) >= 0) &&
+	    pread(fd, magic, sizeof(magic), at) == (ssize_t)sizeof(magic))
+		kind = sp_stream_kind(magic);
+	if (fd)
+		close(fd);
+	if (kind && strcmp(kind, "raw") && strcmp(kind, "unwound"))
+		kind = NULL;
+	return kind;
+}
+
+/* Open a raw or unwound input and the stages that make it symbolized. */
+static void open_binary(const char *kind)
+{
+	struct sp_raw_header rh;
+	struct sp_unw_header uh;
+	struct sp_unwstream *u;
+	const char *bad;
+
+	if (!strcmp(kind, "raw")) {
+		in = sp_open_stream(opt.input, SP_RAW_MAGIC, SP_RAW_VERSION,
+				    &rh, sizeof(rh), SP_RAW_HEADER_MIN);
+		bad = sp_raw_header_check(&rh);
+		if (bad)
+			sp_die("%s at byte 16 of '%s'", bad, sp_in_name(in));
+		off = sp_offline_new(1, &rh, take_named, NULL);
+	} else {
+		in = sp_open_stream(opt.input, SP_UNW_MAGIC, SP_UNW_VERSION,
+				    &uh, sizeof(uh), SP_UNW_HEADER_MIN);
+		off = sp_offline_new(0, &uh, take_named, NULL);
+	}
+	if (!off)
+		sp_die("out of memory");
+	u = sp_offline_unwinder(off);
+	if (u && opt.sym.cache_dir &&
+	    sp_locator_set_store(sp_unwstream_locator(u), opt.sym.cache_dir))
+		sp_die("out of memory");
+	sym_options_apply(&opt.sym, sp_offline_symbolizer(off),
+			  sp_offline_procs(off));
+}
+
+/* What sp-unwind and sp-symbolize would have said: the exit status. */
+static int binary_done(void)
+{
+	struct sp_unwstream *u = sp_offline_unwinder(off);
+	int status = SP_EXIT_OK;
+
+	if (u) {
+		unwind_report_missing(u);
+		if (sp_unwstream_summary(u)->lost ||
+		    sp_unwstream_stats(u)->no_buildid)
+			status = SP_EXIT_PARTIAL;
+	}
+	if (sym_options_finish(&opt.sym, sp_offline_symbolizer(off),
+			       sp_offline_procs(off)))
+		status = SP_EXIT_PARTIAL;
+	return status;
+}
+
+/* With --every: write the last window and tell what was written. */
+static void windows_done(void)
 {
 	const struct sp_window_stats *ws;
-	struct sp_st_rec rec;
-	int r, w;
+	int w;
 
-	while ((r = sp_st_read(rd, &rec)) > 0) {
-		if ((rec.type == SP_ST_SAMPLE || rec.type == SP_ST_OFFCPU) &&
-		    !left_out(&rec) && (w = sp_window_sample(win, fold, rec.u.sample.time,
-					      sp_clock_ns(CLOCK_REALTIME))))
-			window_failed(w);
-		if ((r = apply(&rec)))
-			break;
-	}
-	/* a cut input still gives what it held */
 	if ((w = sp_window_finish(win, fold)))
 		window_failed(w);
 	ws = sp_window_stats(win);
@@ -238,19 +385,16 @@ static int fold_windows(void)
 		(unsigned long long)ws->samples, opt.output,
 		ws->late ? "; " : "", (unsigned long long)ws->late,
 		ws->late ? " came after their window was written" : "");
-	if (r < 0)
-		sp_die("%s", sp_st_reader_error(rd));
-	return SP_EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
-	struct sp_st_rec rec;
-	const char *errstr, *name, *w;
+	const char *errstr, *name, *w, *kind;
 	struct stat st;
-	int c, r;
+	int c, r, status = SP_EXIT_OK;
 
 	sp_prog = "sp-fold";
+	sym_options_init(&opt.sym);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:o:hV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -345,7 +489,9 @@ int main(int argc, char **argv)
 			printf("sp-fold %s\n", SP_VERSION);
 			return sp_stdout_done();
 		default:
-			sp_bad_option(argv, c);
+			if (!sym_options_parse(&opt.sym, c, optarg))
+				sp_bad_option(argv, c);
+			opt.sym_given = 1;
 		}
 	}
 	if (argc - optind > 1)
@@ -384,28 +530,48 @@ int main(int argc, char **argv)
 			       strerror(errno));
 		sp_input_idle(idle_ms, idle_close, NULL);
 	}
-	fp = sp_open_text_input(opt.input, opt.output);
-	if (!fp)
-		sp_die("cannot open '%s': %s", opt.input, strerror(errno));
-	name = strcmp(opt.input, "-") ? opt.input : "stdin";
-	rd = sp_st_reader_new(fp, name);
 	fold = sp_fold_new(opt.flags);
-	if (!rd || !fold)
+	if (!fold)
 		sp_die("out of memory");
-	r = sp_st_reader_header(rd);
-	if (r == SP_IN_OTHER)
-		sp_wrong_stream(name, sp_st_reader_kind(rd), "symbolized");
-	if (r < 0)
-		sp_die("%s", sp_st_reader_error(rd));
+	kind = binary_kind(opt.input);
+	if (kind) {
+		open_binary(kind);
+	} else {
+		fp = sp_open_text_input(opt.input, opt.output);
+		if (!fp)
+			sp_die("cannot open '%s': %s", opt.input, strerror(errno));
+		name = strcmp(opt.input, "-") ? opt.input : "stdin";
+		rd = sp_st_reader_new(fp, name);
+		if (!rd)
+			sp_die("out of memory");
+		r = sp_st_reader_header(rd);
+		if (r == SP_IN_OTHER && (!strcmp(sp_st_reader_kind(rd), "raw") ||
+					 !strcmp(sp_st_reader_kind(rd), "unwound")))
+			sp_die("'%s' is %s %s stream: give it to sp-fold as a file, which it unwinds and symbolizes itself, or pipe it into %ssp-symbolize first",
+			       name, strcmp(sp_st_reader_kind(rd), "raw") ? "an" : "a",
+			       sp_st_reader_kind(rd),
+			       strcmp(sp_st_reader_kind(rd), "raw") ? "" : "sp-unwind and ");
+		if (r == SP_IN_OTHER)
+			sp_wrong_stream(name, sp_st_reader_kind(rd), "symbolized");
+		if (r < 0)
+			sp_die("%s", sp_st_reader_error(rd));
+		if (opt.sym_given)
+			sp_warn("the options of naming frames are for a raw or unwound input: '%s' is named already",
+				name);
+	}
 	set_labels();
-	if (win)
-		return fold_windows();
-	while ((r = sp_st_read(rd, &rec)) > 0) {
-		if ((r = apply(&rec)))
-			break;
+	r = rd ? read_text() : read_binary();
+	if (off && r == 0)
+		status = binary_done();
+	if (win) {
+		/* a cut input still gives what it held */
+		windows_done();
+		if (r < 0)
+			sp_die("%s", input_error());
+		return status;
 	}
 	if (r < 0)
-		sp_die("%s", sp_st_reader_error(rd));
+		sp_die("%s", input_error());
 
 	out = sp_open_output(opt.output,
 			     opt.format == FMT_PPROF ? "a pprof profile" : NULL);
@@ -422,8 +588,11 @@ int main(int argc, char **argv)
 	if (r)
 		sp_write_failed(opt.output, r);
 	sp_st_reader_free(rd);
+	sp_offline_free(off);
+	sp_in_close(in);
 	sp_fold_free(fold);
-	if (fp != stdin)
+	if (fp && fp != stdin)
 		fclose(fp);
-	return SP_EXIT_OK;
+	sym_options_free(&opt.sym);
+	return status;
 }

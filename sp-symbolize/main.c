@@ -7,27 +7,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli/cli.h"
-#include "elf/bidstore.h"
-#include "elf/buildid.h"
 #include "elf/debuginfod.h"
 #include "elf/locate.h"
 #include "symbolize/symstream.h"
+#include "options.h"
 
 static struct options {
 	const char *output;
 	const char *input;
-	const char *kallsyms;
-	const char *perf_map_dir;
-	const char *cache_dir;	/* NULL: the default */
-	uint64_t cache_max;	/* bytes; 0: no limit */
-	int no_symbol_cache;
-	unsigned flags;		/* SP_SYM_* */
 	int stats;
+	struct sym_options sym;
 } opt = {
-	.cache_max = SP_BIDSTORE_DEFAULT_MAX,
 	.output = "-",
 	.input = "-",
 };
@@ -45,51 +37,21 @@ static void usage(void)
 	       "inlined functions, source files and lines.\n"
 	       "\n"
 	       "  -o, --output FILE      write to FILE instead of standard output\n"
-	       "      --kallsyms FILE    kernel symbols (default /proc/kallsyms)\n"
-	       "      --perf-map-dir DIR where perf-PID.map files are (default /tmp)\n"
-	       "      --debug-dir DIR    search DIR for debug files before /usr/lib/debug\n"
-	       "                         (DIR/.build-id/xx/rest.debug, DIR/LINK-NAME)\n"
-	       "      --no-system-debug  do not search /usr/lib/debug\n"
-	       "      --cache-dir DIR    the build-id cache sp-record kept copies in\n"
-	       "                         (default $XDG_CACHE_HOME/stackpulse, else\n"
-	       "                         ~/.cache/stackpulse); its symbol cache names\n"
-	       "                         addresses named before without reading the\n"
-	       "                         binary's symbols or DWARF again\n"
-	       "      --cache-size SIZE  after writing to the symbol cache, evict the\n"
-	       "                         oldest build-ids to keep DIR under SIZE bytes\n"
-	       "                         (K, M, G suffixes; 0: no limit; default 1G)\n"
-	       "      --no-symbol-cache  neither read nor write the symbol cache\n"
-	       "      --no-lines         leave source files and lines out\n"
-	       "      --no-inline        one frame per address, no inlined functions\n"
-	       "      --no-demangle      C++ and Rust names as in the symbol tables\n"
+	       "%s"
 	       "      --stats            print symbolization counters on standard error\n"
 	       "  -h, --help             show this help and exit\n"
 	       "  -V, --version          show the version and exit\n"
 	       "\n"
 	       "Exit status: 0 ok, 1 frames left unnamed (no kernel symbols, or no file\n"
 	       "with a recorded build-id: replaced or deleted since the recording),\n"
-	       "2 bad input or failure, 64 usage error.\n");
+	       "2 bad input or failure, 64 usage error.\n", sym_options_help);
 }
 
-enum {
-	OPT_KALLSYMS = 256, OPT_PERF_MAP_DIR, OPT_DEBUG_DIR, OPT_NO_SYSTEM_DEBUG,
-	OPT_NO_LINES, OPT_NO_INLINE, OPT_NO_DEMANGLE, OPT_STATS, OPT_CACHE_DIR,
-	OPT_NO_SYMBOL_CACHE, OPT_CACHE_SIZE,
-};
+enum { OPT_STATS = 256 };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
-	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
-	{ "perf-map-dir", required_argument, NULL, OPT_PERF_MAP_DIR },
-	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
-	{ "no-system-debug", no_argument, NULL, OPT_NO_SYSTEM_DEBUG },
-	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
-	{ "no-lines", no_argument, NULL, OPT_NO_LINES },
-	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
-	{ "no-inlines", no_argument, NULL, OPT_NO_INLINE },
-	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
-	{ "no-symbol-cache", no_argument, NULL, OPT_NO_SYMBOL_CACHE },
-	{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
+	SYM_LONGOPTS,
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -102,45 +64,11 @@ static struct sp_out *out;
 static struct sp_elf_cache *cache;
 static struct sp_procs *procs;
 static struct sp_symbolizer *sym;
-static const char **debug_dirs;
-static size_t ndebug_dirs;
 static struct sp_symstream *ss;
 
 static int write_rec(void *arg, const struct sp_st_rec *rec)
 {
 	return sp_st_write(arg, rec);
-}
-
-/*
- * Files mapped with a build-id that no file at hand has: which, and how
- * many samples they left unnamed.  Returns how many left frames unnamed.
- */
-static int report_missing(void)
-{
-	const struct sp_missing_file *m;
-	char hex[2 * sizeof(m->build_id) + 1];
-	const char *servers = sp_locator_debuginfod(sp_procs_locator(procs),
-						    NULL) ? ", nor on the debuginfod servers" : "";
-	uint64_t frames, samples;
-	size_t n, i;
-	int bad = 0;
-
-	m = sp_symbolizer_missing(sym, &n);
-	for (i = 0; i < n; i++) {
-		sp_build_id_hex(m[i].build_id, m[i].build_id_size, hex);
-		sp_symbolizer_missing_counts(sym, i, &frames, &samples);
-		if (!frames)
-			continue;	/* in no stack */
-		if (m[i].debug_only) {
-			sp_warn("no file with build-id %s for '%s': its frames in %" PRIu64 " samples are named from its debug file",
-				hex, m[i].path, samples);
-			continue;
-		}
-		sp_warn("no file with build-id %s for '%s' (replaced or deleted since the recording, and not in the build-id cache%s): its frames in %" PRIu64 " samples are [unknown build-id %.*s]",
-			hex, m[i].path, servers, samples, SP_UNKNOWN_BUILDID_DIGITS, hex);
-		bad++;
-	}
-	return bad;
 }
 
 static void print_stats(const struct sp_symbolize_stats *st,
@@ -172,98 +100,20 @@ static void print_stats(const struct sp_symbolize_stats *st,
 			sp_debuginfod_stats(dbgd)->found);
 }
 
-/*
- * The symbol cache's directory: --cache-dir, else the build-id cache's
- * default; NULL with --no-symbol-cache or when there is no default.
- */
-static const char *symbol_cache_dir(char *buf, size_t size)
-{
-	if (opt.no_symbol_cache)
-		return NULL;
-	if (opt.cache_dir)
-		return opt.cache_dir;
-	return sp_bidstore_default_dir(buf, size) ? NULL : buf;
-}
-
-/* Keep what this run named for the next; a failure costs only speed. */
-static void save_symbol_cache(const char *dir, time_t started)
-{
-	struct sp_symbolize_stats st;
-	struct sp_bidstore_usage u;
-	int r;
-
-	if (!dir)
-		return;
-	r = sp_symbolizer_save_symbol_cache(sym);
-	if (r)
-		sp_warn("cannot write the symbol cache in '%s': %s (the next run names its addresses again)",
-			dir, strerror(-r));
-	sp_symbolizer_stats(sym, &st);
-	/* what was written counts against the cache's size, like a copy */
-	if (st.symcache_written)
-		sp_bidstore_trim(dir, opt.cache_max ? opt.cache_max : UINT64_MAX,
-				 started, &u);
-}
-
 int main(int argc, char **argv)
 {
 	struct sp_unw_header hdr;
 	struct sp_symbolize_stats st;
 	const struct sp_rec_hdr *h;
-	char symcache_buf[4096];
-	const char *symcache_dir;
-	time_t started = time(NULL);
-	const char *why;
-	int c, r, status = SP_EXIT_OK;
+	int c, r, status;
 
 	sp_prog = "sp-symbolize";
+	sym_options_init(&opt.sym);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			opt.output = optarg;
-			break;
-		case OPT_KALLSYMS:
-			opt.kallsyms = optarg;
-			break;
-		case OPT_PERF_MAP_DIR:
-			opt.perf_map_dir = optarg;
-			break;
-		case OPT_DEBUG_DIR: {
-			const char **d = realloc(debug_dirs, (ndebug_dirs + 1) *
-						 sizeof(*d));
-
-			if (!d)
-				sp_die("out of memory");
-			debug_dirs = d;
-			debug_dirs[ndebug_dirs++] = optarg;
-			break;
-		}
-		case OPT_NO_SYSTEM_DEBUG:
-			opt.flags |= SP_SYM_NO_SYSTEM_DEBUG;
-			break;
-		case OPT_CACHE_DIR:
-			if (!*optarg)
-				sp_usage_error("invalid cache directory '': must be a path");
-			opt.cache_dir = optarg;
-			break;
-		case OPT_NO_LINES:
-			opt.flags |= SP_SYM_NO_LINES;
-			break;
-		case OPT_NO_INLINE:
-			opt.flags |= SP_SYM_NO_INLINES;
-			break;
-		case OPT_NO_DEMANGLE:
-			opt.flags |= SP_SYM_NO_DEMANGLE;
-			break;
-		case OPT_NO_SYMBOL_CACHE:
-			opt.no_symbol_cache = 1;
-			break;
-		case OPT_CACHE_SIZE:
-			why = sp_parse_size(optarg, &opt.cache_max);
-			if (why)
-				sp_usage_error("invalid cache size '%s': %s",
-					       optarg, why);
 			break;
 		case OPT_STATS:
 			opt.stats = 1;
@@ -275,7 +125,8 @@ int main(int argc, char **argv)
 			printf("sp-symbolize %s\n", SP_VERSION);
 			return sp_stdout_done();
 		default:
-			sp_bad_option(argv, c);
+			if (!sym_options_parse(&opt.sym, c, optarg))
+				sp_bad_option(argv, c);
 		}
 	}
 	if (argc - optind > 1)
@@ -290,22 +141,9 @@ int main(int argc, char **argv)
 	cache = sp_elf_cache_new();
 	procs = cache ? sp_procs_new(cache) : NULL;
 	sym = procs ? sp_symbolizer_new(procs) : NULL;
-	if (!sym || (opt.kallsyms && sp_symbolizer_set_kallsyms(sym, opt.kallsyms)) ||
-	    (opt.cache_dir &&
-	     sp_locator_set_store(sp_procs_locator(procs), opt.cache_dir)) ||
-	    (opt.perf_map_dir &&
-	     sp_symbolizer_set_perf_map_dir(sym, opt.perf_map_dir)))
+	if (!sym)
 		sp_die("out of memory");
-	sp_symbolizer_set_flags(sym, opt.flags);
-	sp_locator_debuginfod(sp_procs_locator(procs), &why);
-	if (why)
-		sp_warn("DEBUGINFOD_URLS is set, but no file is fetched: %s", why);
-	symcache_dir = symbol_cache_dir(symcache_buf, sizeof(symcache_buf));
-	if (symcache_dir && sp_symbolizer_set_symbol_cache(sym, symcache_dir))
-		sp_die("out of memory");
-	for (c = 0; (size_t)c < ndebug_dirs; c++)
-		if (sp_symbolizer_add_debug_dir(sym, debug_dirs[c]))
-			sp_die("out of memory");
+	sym_options_apply(&opt.sym, sym, procs);
 	out = sp_open_output(opt.output, NULL);
 	sp_pace_output(in, out);
 	ss = sp_symstream_new(sym, write_rec, out);
@@ -330,16 +168,8 @@ int main(int argc, char **argv)
 		r = sp_out_close(out);
 	if (r)
 		sp_write_failed(opt.output, r);
-	save_symbol_cache(symcache_dir, started);
+	status = sym_options_finish(&opt.sym, sym, procs);
 	sp_symbolizer_stats(sym, &st);
-	if (st.no_kallsyms) {
-		sp_warn("no kernel symbols in '%s' (unreadable, or hidden by kptr_restrict): %" PRIu64 " kernel frames are [kernel]",
-			opt.kallsyms ? opt.kallsyms : "/proc/kallsyms",
-			st.no_kallsyms);
-		status = SP_EXIT_PARTIAL;
-	}
-	if (report_missing())
-		status = SP_EXIT_PARTIAL;
 	if (opt.stats)
 		print_stats(&st, sp_locator_debuginfod(sp_procs_locator(procs),
 						       NULL));
@@ -348,6 +178,6 @@ int main(int argc, char **argv)
 	sp_procs_free(procs);
 	sp_elf_cache_free(cache);
 	sp_in_close(in);
-	free(debug_dirs);
+	sym_options_free(&opt.sym);
 	return status;
 }

@@ -107,6 +107,22 @@ unwind_and_symbolize() {
 	"$SP_FOLD" <"$T/run.sym" >"$T/run.folded" || fail "sp-fold failed"
 	UNW_ERR=$(cat "$T/unw.err")
 	SYM_ERR=$(cat "$T/sym.err")
+	# sp-fold given the recording does both stages itself: the same
+	# stacks, the same warnings, the worse of the two statuses
+	FOLD_STATUS=0
+	"$SP_FOLD" --kallsyms /dev/null "$@" "$T/run.raw" >"$T/one.folded" \
+		2>"$T/fold.err" || FOLD_STATUS=$?
+	FOLD_ERR=$(cat "$T/fold.err")
+	cmp -s "$T/run.folded" "$T/one.folded" || {
+		diff "$T/run.folded" "$T/one.folded" | head -20
+		fail "sp-fold RAW folded otherwise than the pipeline"
+	}
+	((FOLD_STATUS == (UNW_STATUS > SYM_STATUS ? UNW_STATUS : SYM_STATUS))) ||
+		{ show; fail "sp-fold RAW exited $FOLD_STATUS"; }
+	diff <(cat "$T/unw.err" "$T/sym.err" |
+		grep -e '^sp-unwind: no file' -e '^sp-symbolize: ' |
+		sed 's/^sp-[a-z]*: //') <(sed 's/^sp-fold: //' "$T/fold.err") ||
+		fail "sp-fold RAW warned otherwise than the pipeline"
 }
 
 # unwound COUNT-NAME: a count of sp-unwind's report line ("complete", ...).
@@ -124,6 +140,8 @@ show() {
 	sed 's/^/#   /' <<<"$UNW_ERR"
 	echo "# sp-symbolize exited $SYM_STATUS:"
 	sed 's/^/#   /' <<<"$SYM_ERR"
+	echo "# sp-fold RAW exited $FOLD_STATUS:"
+	sed 's/^/#   /' <<<"$FOLD_ERR"
 	show_folded "$T/run.folded"
 }
 

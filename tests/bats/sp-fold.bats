@@ -213,8 +213,8 @@ EOF_WANT
 empty|empty input, expected a symbolized stream at byte 0 of 'stdin'
 magic|not a symbolized stream \(bad magic line.* at line 1 of 'stdin'
 future|symbolized stream version 2 is not supported .*upgrade stackpulse
-raw|'stdin' is a raw stream: pipe it into sp-unwind
-unwound|'stdin' is an unwound stream: pipe it into sp-symbolize
+raw|bad stream header size 16: must be a multiple of 8 in [0-9]+\.\.[0-9]+ at byte 12 of 'stdin'
+unwound|truncated stream header: need 88 bytes, have 16 at byte 16 of 'stdin'
 truncated|truncated stream: no summary line at line 21 of 'stdin'
 nonewline|truncated line \(no newline\) at line 2 of 'stdin'
 badsample|bad sample line at line 25 of 'stdin': TID is not a number
@@ -225,4 +225,71 @@ escape|bad sample line at line 25 of 'stdin': bad escape
 random|.*'stdin'
 EOF_CASES
 	((bad == 0)) || fail "$bad bad-input cases failed"
+}
+
+# A raw or unwound stream in a file: sp-fold unwinds and names it itself,
+# and must give what the pipeline gives, byte for byte, in every format.
+@test "sp-fold RAW-FILE: unwinds and names in-process, as sp-unwind | sp-symbolize | sp-fold" {
+	local f args
+	need_perf_events
+	build_workloads
+	start_target wl-single 8
+	run sp_record -p "$TARGET_PID" -d 1 -F 999 -o "$T/run.raw"
+	assert_success
+	"$SP_UNWIND" -q --cache-dir "$T/c1" <"$T/run.raw" >"$T/run.unw"
+	"$SP_SYMBOLIZE" --cache-dir "$T/c1" <"$T/run.unw" >"$T/run.sym"
+	for args in "" "--tid --hidden" "--names full --weight" "--top 5" \
+		"-f pprof" "-f speedscope"; do
+		# shellcheck disable=SC2086
+		"$SP_FOLD" $args "$T/run.sym" >"$T/want" || fail "sp-fold $args failed"
+		for f in "$T/run.raw" "$T/run.unw"; do
+			# shellcheck disable=SC2086
+			"$SP_FOLD" --cache-dir "$T/c2" $args "$f" >"$T/got" 2>"$T/err" ||
+				{ cat "$T/err"; fail "sp-fold $args $f failed"; }
+			cmp -s "$T/want" "$T/got" ||
+				fail "sp-fold $args $(basename "$f") differs from the pipeline's"
+			[[ ! -s $T/err ]] || { cat "$T/err"; fail "sp-fold $args $f warned"; }
+		done
+	done
+	# the stack of the workload, and the symbol cache for the next run
+	"$SP_FOLD" "$T/run.sym" >"$T/want"
+	grep -q "^wl-single;main;run;outer_a;middle_a;leaf_a;" "$T/want" ||
+		fail "no main;run;outer_a;middle_a;leaf_a stack"
+	[[ -n $(find "$T/c2/buildid" -name symbols | head -1) ]] ||
+		fail "no symbol cache written in $T/c2"
+	# standard input that is a file is a file
+	"$SP_FOLD" --cache-dir "$T/c2" <"$T/run.raw" >"$T/got"
+	cmp -s "$T/want" "$T/got" || fail "sp-fold < RAW differs from the pipeline's"
+	# --every cuts the same stacks into windows
+	mkdir "$T/w1" "$T/w2"
+	"$SP_FOLD" --every 1s -o "$T/w1" "$T/run.sym" 2>/dev/null
+	"$SP_FOLD" --cache-dir "$T/c2" --every 1s -o "$T/w2" "$T/run.raw" 2>/dev/null
+	diff -r "$T/w1" "$T/w2" || fail "sp-fold --every RAW differs from the pipeline's"
+}
+
+@test "sp-fold RAW-FILE: bad and cut input as sp-unwind tells it; a pipe is told to be a file" {
+	need_perf_events
+	build_workloads
+	start_target wl-single 8
+	run sp_record -p "$TARGET_PID" -d 1 -F 99 -o "$T/run.raw"
+	assert_success
+	head -c $(($(stat -c %s "$T/run.raw") - 100)) "$T/run.raw" >"$T/cut.raw"
+	run --separate-stderr "$SP_UNWIND" -q "$T/cut.raw"
+	assert_failure 2
+	want=${stderr#sp-unwind: }
+	run --separate-stderr "$SP_FOLD" "$T/cut.raw"
+	assert_failure 2
+	[[ -z $output ]] || fail "sp-fold folded a cut stream: $output"
+	[[ $stderr == "sp-fold: $want" ]] || fail "sp-fold: '$stderr', sp-unwind: '$want'"
+	[[ $want =~ at\ byte\ [0-9]+\ of\ \'$T/cut.raw\' ]] || fail "no byte offset: $want"
+	run --separate-stderr bash -c 'cat "$1" | "$2"' _ "$T/run.raw" "$SP_FOLD"
+	assert_failure 2
+	[[ $stderr == "sp-fold: 'stdin' is a raw stream: give it to sp-fold as a file, which it unwinds and symbolizes itself, or pipe it into sp-unwind and sp-symbolize first" ]] ||
+		fail "$stderr"
+	# options for naming frames do nothing to a stream named already
+	"$SP_UNWIND" -q <"$T/run.raw" | "$SP_SYMBOLIZE" >"$T/run.sym"
+	run --separate-stderr "$SP_FOLD" --no-inline "$T/run.sym"
+	assert_success
+	[[ $stderr == "sp-fold: the options of naming frames are for a raw or unwound input: '$T/run.sym' is named already" ]] ||
+		fail "$stderr"
 }

@@ -157,20 +157,23 @@ EOF
 }
 
 # sp-unwind/nosigmask.c makes libunwind's signal blocking a no-op.  That is
-# right only while sp-unwind catches no signal, and only in sp-unwind: check
-# that sp-unwind exports its sigprocmask (so libunwind binds to it), that
-# nothing else built here defines one, and that sp-unwind, paused after it
-# has unwound a recording, has no signal handler installed.
+# right only while the program catches no signal, and only in the tools
+# that unwind, sp-unwind and sp-fold (given a raw stream): check that they
+# export their sigprocmask (so libunwind binds to it), that nothing else
+# built here defines one, and that each, paused after it has unwound a
+# recording, has no signal handler installed.
 @test "sp-unwind: its no-op sigprocmask stays its own, and it catches no signal" {
 	local f pid w i nr fd cgt st
-	readelf -W --dyn-syms "$SP_UNWIND" |
-		awk '$8 ~ /^sigprocmask(@|$)/ && $7 != "UND" { f = 1 } END { exit !f }' ||
-		fail "sp-unwind exports no sigprocmask: libunwind blocks signals twice a frame"
-	for f in "$SP_RECORD" "$SP_SYMBOLIZE" "$SP_FOLD" "$SP_BIN/sp-spool/sp-spool" \
+	for f in "$SP_UNWIND" "$SP_FOLD"; do
+		readelf -W --dyn-syms "$f" |
+			awk '$8 ~ /^sigprocmask(@|$)/ && $7 != "UND" { f = 1 } END { exit !f }' ||
+			fail "$f exports no sigprocmask: libunwind blocks signals twice a frame"
+	done
+	for f in "$SP_RECORD" "$SP_SYMBOLIZE" "$SP_BIN/sp-spool/sp-spool" \
 		"$SP_BIN/lib/libstackpulse.a" "$SP_BIN/lib/libstackpulse.so"; do
 		[[ -e $f ]] || fail "$f is not built"
 		! nm -g --defined-only "$f" 2>/dev/null | grep -qw sigprocmask ||
-			fail "$f defines sigprocmask: only sp-unwind may (sp-unwind/nosigmask.c)"
+			fail "$f defines sigprocmask: only sp-unwind and sp-fold may (sp-unwind/nosigmask.c)"
 	done
 
 	need_perf_events
@@ -202,5 +205,23 @@ EOF
 	# only pthread_cancel and setuid send
 	((16#$cgt & ~16#180000000)) &&
 		fail "sp-unwind catches signals (SigCgt $cgt): libunwind's signal blocking, a no-op in sp-unwind/nosigmask.c, would be needed"
+
+	# sp-fold opens its output once it has unwound and folded all of it:
+	# a FIFO with no reader holds it there
+	mkfifo "$T/fold.out"
+	"$SP_FOLD" --cache-dir "$T/cache" -o "$T/fold.out" "$T/single.raw" 3>&- &
+	pid=$!
+	for ((i = 0; i < 3000; i++)); do
+		[[ $(cat "/proc/$pid/wchan" 2>/dev/null) == wait_for_partner ]] && break
+		sleep 0.01
+	done
+	cgt=$(awk '$1 == "SigCgt:" { print $2 }' "/proc/$pid/status")
+	cat "$T/fold.out" >"$T/fold.folded"
+	wait "$pid" && st=0 || st=$?
+	((st == 0)) || fail "sp-fold exited $st"
+	((i < 3000)) || fail "sp-fold did not open its output within 30 s"
+	grep -q "main;run;" "$T/fold.folded" || fail "sp-fold folded no stack of the target"
+	((16#$cgt & ~16#180000000)) &&
+		fail "sp-fold catches signals (SigCgt $cgt): libunwind's signal blocking, a no-op in sp-unwind/nosigmask.c, would be needed"
 	true
 }
