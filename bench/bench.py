@@ -23,6 +23,7 @@ Environment (defaults for the full run; BENCH_QUICK=1 shrinks them):
   BENCH_NAME       result file name (full-YYYYmmdd-HHMMSS or quick)
 """
 import datetime
+import filecmp
 import json
 import os
 import platform
@@ -349,11 +350,21 @@ def offline_sp(raw, d, tag):
     shutil.rmtree(cache, ignore_errors=True)
     r["sp_pipe"] = timed_pipe(pipe, stdin=raw, stdout=fold, tag=tag)
     r["sp_pipe_again"] = timed_pipe(pipe, stdin=raw, stdout=fold, tag=tag)
+    # the same in one process: sp-fold given the recording's file
+    one = os.path.join(d, "sp-one.folded")
+    one_cmd = [SP["sp-fold"], "--cache-dir", cache, raw]
     shutil.rmtree(cache, ignore_errors=True)
+    r["sp_one"] = timed(one_cmd, stdout=one, stderr=os.path.join(d, "sp-one.err"),
+                        tag=tag)
+    r["sp_one_again"] = timed(one_cmd, stdout=one, stderr=os.path.join(d, "sp-one.err"),
+                              tag=tag)
+    shutil.rmtree(cache, ignore_errors=True)
+    one_same = filecmp.cmp(one, fold, shallow=False)
+    os.unlink(one)
     err = open(os.path.join(d, "sp-unwind.err"), errors="replace").read()
     m = re.search(r"(\d+) samples, (\d+) stacks", err)
     extra = {"distinct_stacks": int(m.group(2)) if m else None,
-             "unwind_report": err.strip()[-300:]}
+             "unwind_report": err.strip()[-300:], "one_process_same": one_same}
     # the spool, once sp-spool exists
     s = timed([SP["sp-spool"], "write", spool], stdin=unw,
               stderr=os.path.join(d, "sp-spool.err"), tag=tag)
@@ -673,12 +684,12 @@ def summarize(runs):
         s["rss_kb_" + key] = summary([r["perf"]["offline"].get(key, {}).get("maxrss_kb")
                                       for r in runs])
     for key in ("sp_unwind", "sp_symbolize", "sp_symbolize_again", "sp_fold", "sp_pipe",
-                "sp_pipe_again", "sp_spool_write"):
+                "sp_pipe_again", "sp_one", "sp_one_again", "sp_spool_write"):
         s["cpu_per_1k_" + key] = summary([per_1000(r["sp"], key) for r in runs])
         s["rss_kb_" + key] = summary([r["sp"]["offline"].get(key, {}).get("maxrss_kb")
                                       for r in runs])
     for t, key in (("perf", "perf_pipe"), ("perf", "perf_stackcollapse"), ("sp", "sp_pipe"),
-                   ("sp", "sp_pipe_again")):
+                   ("sp", "sp_pipe_again"), ("sp", "sp_one")):
         s["samples_per_cpu_s_" + key] = summary(
             [r[t]["samples"] / r[t]["offline"][key]["cpu_s"]
              for r in runs if key in r[t]["offline"] and r[t]["offline"][key]["cpu_s"] > 0])
@@ -686,6 +697,7 @@ def summarize(runs):
             [r[t]["samples"] / r[t]["offline"][key]["wall_s"]
              for r in runs if key in r[t]["offline"] and r[t]["offline"][key]["wall_s"] > 0])
     s["distinct_stacks_sp"] = summary([r["sp"].get("distinct_stacks") for r in runs])
+    s["one_process_differs"] = sum(1 for r in runs if r["sp"].get("one_process_same") is False)
     return s
 
 

@@ -306,6 +306,26 @@ def render(results):
             ratio(perf_best, med(s["cpu_per_1k_sp_pipe"])),
             ratio(perf_best, med(s.get("cpu_per_1k_sp_pipe_again")))))
     a("")
+    if any(s.get("cpu_per_1k_sp_one") for _, _, s in rows(results)):
+        a("The same in one process: `sp-fold RAW-FILE` unwinds, names and folds the "
+          "recording itself (no text between the stages, one start-up, each file read "
+          "once), with the same output as the pipeline (recordings where it differed: "
+          "counted in the last column, which must be 0). Ratio = perf's cheaper path / "
+          "`sp-fold RAW-FILE`.")
+        a("")
+        a("| workload | Hz | perf's cheaper path | sp pipeline | sp-fold RAW | sp-fold RAW again | peak RSS sp-fold RAW (KiB) | perf / sp-fold RAW | perf / sp-fold RAW again | differs |")
+        a("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for wl, freq, s in rows(results):
+            perf_best = min([x for x in (med(s["cpu_per_1k_perf_pipe"]),
+                                         med(s["cpu_per_1k_perf_stackcollapse"])) if x] or [None])
+            a("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %d |" % (
+                WL_NAMES[wl], freq, "-" if perf_best is None else "%.0f" % perf_best,
+                fmt(s.get("cpu_per_1k_sp_pipe"), "", 0), fmt(s.get("cpu_per_1k_sp_one"), "", 0),
+                fmt(s.get("cpu_per_1k_sp_one_again"), "", 0), fmt(s.get("rss_kb_sp_one"), "", 0),
+                ratio(perf_best, med(s.get("cpu_per_1k_sp_one"))),
+                ratio(perf_best, med(s.get("cpu_per_1k_sp_one_again"))),
+                s.get("one_process_differs", 0)))
+        a("")
     rss = results.get("rss", [])
     if rss:
         a("The same on the longer recordings of section 5 (C, 1 thread, %d Hz), where the "
