@@ -33,13 +33,16 @@ ALL_CFLAGS = -std=gnu11 $(DEVELOPER_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) \
 # 3.5 ms of CPU at every start here, more than a short recording's whole
 # symbolizing (docs/PERFORMANCE.md).  DYNAMIC=1 links them as shared
 # objects, as libstackpulse.so always does.
+# ISA-L (inflating compressed DWARF, lib/elf/dwslice.c) comes as a shared
+# object only: linked as needed, by the tools that symbolize.
 UNWIND_LIBS = -lunwind-x86_64 -lunwind
 DEP_LIBS = -ldw -lbpf -lelf -liberty -llzma -lz -lbz2 -lprotobuf-c
-SO_LDLIBS = $(UNWIND_LIBS) $(DEP_LIBS) -lpthread -lm
+SHARED_LIBS = -Wl,--as-needed -lisal -Wl,--no-as-needed
+SO_LDLIBS = $(UNWIND_LIBS) $(DEP_LIBS) -lisal -lpthread -lm
 ifdef DYNAMIC
 LDLIBS = $(SO_LDLIBS)
 else
-LDLIBS = $(UNWIND_LIBS) -Wl,-Bstatic $(DEP_LIBS) -Wl,-Bdynamic -lpthread -lm
+LDLIBS = $(UNWIND_LIBS) $(SHARED_LIBS) -Wl,-Bstatic $(DEP_LIBS) -Wl,-Bdynamic -lpthread -lm
 endif
 ifdef SANITIZE
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -288,7 +291,7 @@ fuzz-replay: $(REPLAY_BINS)
 		$(O)/build/replay/$$f tests/fuzz/corpus/$$f tests/fuzz/regress/$$f; done
 
 # Packages the build and the tests need, installed when missing and root.
-DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev libbz2-dev bats bats-assert \
+DEPS = gcc make libelf-dev libdw-dev libunwind-dev zlib1g-dev libbz2-dev libisal-dev bats bats-assert \
 	bats-support g++ binutils libiberty-dev liblzma-dev xz-utils \
 	pkg-config python3 util-linux protobuf-c-compiler libprotobuf-c-dev \
 	libxml2-utils chromium fonts-dejavu-core golang-go clang libclang-rt-dev \

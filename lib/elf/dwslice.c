@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include <zlib.h>
 #include <dwarf.h>
+#include <isa-l/igzip_lib.h>
 
 #include "base/grow.h"
 #include "base/hashtab.h"
@@ -46,8 +46,7 @@ struct sec {
 	const unsigned char *src;	/* the zlib stream, or the bytes to copy */
 	size_t srclen;
 	int compressed;
-	z_stream z;
-	int zlive;
+	struct inflate_state *z;	/* while the stream has more */
 	int present;
 };
 
@@ -80,7 +79,7 @@ static int fill(struct sp_dwslice *s, struct sec *c, size_t upto)
 		size_t chunk = c->size - c->done, got;
 		int r;
 
-		if (s->broken || !c->zlive)
+		if (s->broken || !c->z)
 			return -EIO;
 		if (chunk > upto - c->done + AHEAD)
 			chunk = upto - c->done + AHEAD;
@@ -88,18 +87,21 @@ static int fill(struct sp_dwslice *s, struct sec *c, size_t upto)
 			chunk = UINT_MAX / 2;
 		/* from the page the last chunk ended in, already there */
 		sp_prefault(c->buf + c->done, chunk);
-		c->z.next_out = c->buf + c->done;
-		c->z.avail_out = (uInt)chunk;
-		r = inflate(&c->z, Z_NO_FLUSH);
-		got = chunk - c->z.avail_out;
+		c->z->next_out = c->buf + c->done;
+		c->z->avail_out = (uint32_t)chunk;
+		r = isal_inflate(c->z);
+		got = chunk - c->z->avail_out;
 		c->done += got;
 		s->inflated += got;
-		if (r == Z_STREAM_END) {
-			inflateEnd(&c->z);
-			c->zlive = 0;
+		if (r != ISAL_DECOMP_OK)
+			goto broken;
+		if (c->z->block_state == ISAL_BLOCK_FINISH) {
+			/* the trailer's Adler-32 checked */
+			free(c->z);
+			c->z = NULL;
 			if (c->done != c->size)
 				goto broken;
-		} else if (r != Z_OK || got == 0) {
+		} else if (got == 0) {
 			goto broken;
 		}
 	}
@@ -587,11 +589,13 @@ static int start_sections(struct sp_dwslice *s)
 			c->done = c->size;
 			continue;
 		}
-		c->z.next_in = (Bytef *)c->src;
-		c->z.avail_in = (uInt)c->srclen;
-		if (inflateInit(&c->z) != Z_OK)
+		c->z = malloc(sizeof(*c->z));
+		if (!c->z)
 			return -ENOMEM;
-		c->zlive = 1;
+		isal_inflate_init(c->z);
+		c->z->crc_flag = ISAL_ZLIB;
+		c->z->next_in = (uint8_t *)c->src;
+		c->z->avail_in = (uint32_t)c->srclen;
 		if (i >= NPREFIX && (r = fill(s, c, c->size)))
 			return r;
 	}
@@ -667,8 +671,7 @@ void sp_dwslice_free(struct sp_dwslice *s)
 	if (s->img)
 		elf_end(s->img);
 	for (i = 0; i < NSEC; i++)
-		if (s->sec[i].zlive)
-			inflateEnd(&s->sec[i].z);
+		free(s->sec[i].z);
 	if (s->map)
 		munmap(s->map, s->maplen);
 	free(s->ar);

@@ -25,8 +25,13 @@
  * what libdw would have done.  Each section is followed by a NUL in the
  * image, so that a string libdw reads past a section's end (elfutils 0.188
  * does, in a damaged line table) ends there.  The inflated prefix is
- * checked by zlib's stream structure only: its check sum is at the end of
- * the stream.
+ * checked by the deflate stream's structure only: its check sum is at the
+ * end of the stream.
+ *
+ * Inflating is ISA-L's (igzip), not zlib's: the same streams, the same
+ * checks, in about half the time, the most of it for the units at the end
+ * of libc's .debug_info (clone3, which every thread's stack ends at, is
+ * 4 MB into its 5.8).
  */
 #ifndef SP_DWSLICE_H
 #define SP_DWSLICE_H
