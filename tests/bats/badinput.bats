@@ -219,10 +219,6 @@ check_cases() {
 @test "sp-fold refuses damaged, foreign and random input" {
 	{
 		make_common_cases text
-		cp "$D/good.raw" "$T/raw"
-		echo "raw|'stdin' is a raw stream: pipe it into sp-unwind"
-		cp "$D/good.unw" "$T/unwound"
-		echo "unwound|'stdin' is an unwound stream: pipe it into sp-symbolize"
 		# the symbolized header's first line carries its version: make
 		# it 99 (the first number 1 standing alone on that line)
 		sed -E '1s/(^|[^0-9.])1([^0-9.]|$)/\199\2/' "$D/good.sym" >"$T/version99"
@@ -231,6 +227,16 @@ check_cases() {
 		fi
 		echo "version99|version 99"
 	} >"$T/cases"
+	check_cases "$SP_FOLD" <"$T/cases"
+}
+
+# sp-fold given a raw or unwound stream in a file (here its standard input)
+# unwinds and names it itself: damaged ones are told as by sp-unwind and
+# sp-symbolize.
+@test "sp-fold refuses damaged raw and unwound input as sp-unwind and sp-symbolize do" {
+	make_binary_cases "$D/good.raw" raw >"$T/cases"
+	check_cases "$SP_FOLD" <"$T/cases"
+	make_binary_cases "$D/good.unw" unwound >"$T/cases"
 	check_cases "$SP_FOLD" <"$T/cases"
 }
 

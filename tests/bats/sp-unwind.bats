@@ -209,7 +209,8 @@ EOF
 	# sp-fold opens its output once it has unwound and folded all of it:
 	# a FIFO with no reader holds it there
 	mkfifo "$T/fold.out"
-	"$SP_FOLD" --cache-dir "$T/cache" -o "$T/fold.out" "$T/single.raw" 3>&- &
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0 \
+		"$SP_FOLD" --cache-dir "$T/cache" -o "$T/fold.out" "$T/single.raw" 3>&- &
 	pid=$!
 	for ((i = 0; i < 3000; i++)); do
 		[[ $(cat "/proc/$pid/wchan" 2>/dev/null) == wait_for_partner ]] && break
