@@ -35,6 +35,12 @@ def ratio(a, b, digits=1):
     return ("%%.%dfx" % digits) % (a / b)
 
 
+def perf_cheaper(s):
+    """CPU ms per 1,000 samples of perf's cheaper offline path, or None."""
+    return min([x for x in (med(s["cpu_per_1k_perf_pipe"]),
+                            med(s["cpu_per_1k_perf_stackcollapse"])) if x] or [None])
+
+
 def rows(results):
     for freq in results["config"]["freqs"]:
         for wl in ("c1", "c4", "py", "js"):
@@ -301,8 +307,7 @@ def render(results):
     a("| workload | Hz | perf script | fold_perf.py | perf script \\| fold | perf stackcollapse | sp-unwind | sp-symbolize | sp-symbolize again | sp-fold | sp pipeline | sp pipeline again | perf / sp | perf / sp again |")
     a("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for wl, freq, s in rows(results):
-        perf_best = min([x for x in (med(s["cpu_per_1k_perf_pipe"]),
-                                     med(s["cpu_per_1k_perf_stackcollapse"])) if x] or [None])
+        perf_best = perf_cheaper(s)
         a("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             WL_NAMES[wl], freq, *(fmt(s.get("cpu_per_1k_" + k), "", 0) for k in
                                   ("perf_script", "fold_perf", "perf_pipe", "perf_stackcollapse",
@@ -321,8 +326,7 @@ def render(results):
         a("| workload | Hz | perf's cheaper path | sp pipeline | sp-fold RAW | sp-fold RAW again | peak RSS sp-fold RAW (KiB) | perf / sp-fold RAW | perf / sp-fold RAW again | differs |")
         a("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for wl, freq, s in rows(results):
-            perf_best = min([x for x in (med(s["cpu_per_1k_perf_pipe"]),
-                                         med(s["cpu_per_1k_perf_stackcollapse"])) if x] or [None])
+            perf_best = perf_cheaper(s)
             a("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %d |" % (
                 WL_NAMES[wl], freq, "-" if perf_best is None else "%.0f" % perf_best,
                 fmt(s.get("cpu_per_1k_sp_pipe"), "", 0), fmt(s.get("cpu_per_1k_sp_one"), "", 0),
