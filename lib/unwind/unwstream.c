@@ -34,12 +34,27 @@ struct sp_unwstream {
 	uint8_t *rec;		/* scratch for STACK records */
 	size_t reccap;
 	struct sp_offcpu *off;	/* waits, from the first SWITCH or OFFCPU */
+	uint64_t now;		/* time of the record the process table takes */
+	int forget_err;		/* of emitting a forgotten process's waits */
 	/* the last PYSTACK: the Python frames of the sample after it */
 	struct sp_pystack_rec py;
 	uint64_t *py_frames;
 	size_t py_cap;
 	int py_set;
 };
+
+/*
+ * The process table forgets proc, before the record that made it so goes
+ * out: its waits go out first, while every reader still knows the stacks
+ * they name (a thread with no EXIT in the stream keeps its wait open).
+ */
+static void forgotten(void *arg, struct sp_proc *proc)
+{
+	struct sp_unwstream *u = arg;
+
+	if (u->off && !u->forget_err)
+		u->forget_err = sp_offcpu_gone(u->off, sp_proc_pid(proc), u->now);
+}
 
 struct sp_unwstream *sp_unwstream_new(const struct sp_raw_header *rh,
 				      sp_unwstream_emit_fn *emit, void *arg)
@@ -68,6 +83,7 @@ struct sp_unwstream *sp_unwstream_new_cached(const struct sp_raw_header *rh,
 		sp_unwstream_free(u);
 		return NULL;
 	}
+	sp_procs_on_forget(u->procs, forgotten, u);
 	u->sum.hdr.type = SP_REC_SUMMARY;
 	u->sum.hdr.size = sizeof(u->sum);
 	return u;
@@ -374,6 +390,24 @@ static int do_offcpu(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 				 v.s->time, id);
 }
 
+/* The time of a record the process table follows, else when. */
+static uint64_t follow_time(const struct sp_rec_hdr *rec, uint64_t when)
+{
+	switch (rec->type) {
+	case SP_REC_MMAP:
+		return ((const struct sp_mmap_rec *)rec)->time;
+	case SP_REC_IMAGE:
+		return ((const struct sp_image_rec *)rec)->time;
+	case SP_REC_COMM:
+		return ((const struct sp_comm_rec *)rec)->time;
+	case SP_REC_FORK:
+	case SP_REC_EXIT:
+		return ((const struct sp_task_rec *)rec)->time;
+	default:
+		return when;
+	}
+}
+
 int sp_unwstream_feed(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 {
 	const struct sp_task_rec *t = (const void *)rec;
@@ -447,8 +481,14 @@ int sp_unwstream_feed(struct sp_unwstream *u, const struct sp_rec_hdr *rec)
 	bad = sp_rec_check_common(rec);
 	if (bad)
 		return refuse(u, bad);
+	u->now = follow_time(rec, u->now);
 	if (sp_procs_apply(u->procs, rec))
 		return -ENOMEM;
+	if (u->forget_err) {
+		r = u->forget_err;
+		u->forget_err = 0;
+		return r;
+	}
 	return u->emit(u->arg, rec);
 }
 
