@@ -323,6 +323,21 @@ static const char *binary_kind(const char *path)
 	return kind;
 }
 
+/*
+ * The input is another stackpulse stream, and not a file sp-fold could
+ * read again from its start: a raw or unwound stream from a pipe.
+ */
+static void refuse_binary(const char *name, const char *kind)
+{
+	if (!strcmp(kind, "raw"))
+		sp_die("'%s' is a raw stream: give it to sp-fold as a file, which it unwinds and symbolizes itself, or pipe it into sp-unwind and sp-symbolize first",
+		       name);
+	if (!strcmp(kind, "unwound"))
+		sp_die("'%s' is an unwound stream: give it to sp-fold as a file, which it unwinds and symbolizes itself, or pipe it into sp-symbolize first",
+		       name);
+	sp_wrong_stream(name, kind, "symbolized");
+}
+
 /* Open a raw or unwound input and the stages that make it symbolized. */
 static void open_binary(const char *kind)
 {
@@ -545,14 +560,8 @@ int main(int argc, char **argv)
 		if (!rd)
 			sp_die("out of memory");
 		r = sp_st_reader_header(rd);
-		if (r == SP_IN_OTHER && (!strcmp(sp_st_reader_kind(rd), "raw") ||
-					 !strcmp(sp_st_reader_kind(rd), "unwound")))
-			sp_die("'%s' is %s %s stream: give it to sp-fold as a file, which it unwinds and symbolizes itself, or pipe it into %ssp-symbolize first",
-			       name, strcmp(sp_st_reader_kind(rd), "raw") ? "an" : "a",
-			       sp_st_reader_kind(rd),
-			       strcmp(sp_st_reader_kind(rd), "raw") ? "" : "sp-unwind and ");
 		if (r == SP_IN_OTHER)
-			sp_wrong_stream(name, sp_st_reader_kind(rd), "symbolized");
+			refuse_binary(name, sp_st_reader_kind(rd));
 		if (r < 0)
 			sp_die("%s", sp_st_reader_error(rd));
 		if (opt.sym_given)
