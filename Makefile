@@ -72,6 +72,7 @@ LIB_OBJ = base/io base/stream base/hashtab base/grow base/err base/idset \
 	record/synth record/host record/capture record/stacktail record/keep \
 	record/offcpu record/python record/python-bpf record/pyframes \
 	unwind/unwind unwind/outermost unwind/gostep unwind/splice unwind/intern \
+	unwind/memo \
 	unwind/unwstream unwind/missing unwind/offcpu \
 	symbolize/symbolize symbolize/src-kernel symbolize/src-elf symbolize/src-go \
 	symbolize/src-jitdump symbolize/src-perfmap symbolize/symstream \

@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "elf/jitdump.h"
 #include "gostep.h"
+#include "memo.h"
 #include "missing.h"
 #include "outermost.h"
 #include "splice.h"
@@ -49,6 +50,8 @@ struct sp_unwinder {
 	int regidx[PR_MAX];	/* position in a sample's regs, or -1 */
 	uint32_t stack_size;
 	struct sp_u64map outermost;	/* sp_outermost()'s answers */
+	int no_memo;
+	uint64_t memo_hits;
 };
 
 /* What the accessors see while one sample is unwound. */
@@ -67,6 +70,10 @@ struct ctx {
 	/* unwind data of the JIT code find_proc_info last answered for */
 	const uint8_t *blob;
 	uint64_t blob_start, blob_len;
+	/* the memo (memo.h): this run, and the thread's last; NULL: none */
+	struct sp_memo_run *run;
+	const struct sp_memo_run *last;
+	int replaying;		/* reads asked again of this sample: not noted */
 };
 
 /* Per process: libunwind's address space and the process's jitdump. */
@@ -77,6 +84,7 @@ struct as_slot {
 	char *jd_path;		/* what jd was read from */
 	off_t jd_size;		/* its size then, -1 before the first read */
 	uint64_t jd_checked;	/* CLOCK_MONOTONIC ns of the last stat */
+	struct sp_memo memo;	/* the last unwinding of its threads */
 };
 
 /* How often a miss may stat a jitdump to see whether it grew. */
@@ -282,33 +290,51 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap,
 	return -UNW_ENOINFO;
 }
 
-/* The sample's stack word at addr, from its copy or its tail: 0, or -1. */
-static int stack_word(void *arg, uint64_t addr, uint64_t *v)
-{
-	struct ctx *c = arg;
+/*
+ * How a read was answered, for the memo: the unwinding goes on the same
+ * way only where every read it made is answered the same.  What the files
+ * answer (R_FILE) is the same for every sample of the process.
+ */
+enum { K_WORD, K_MEM, K_SCAN };		/* which of the reads below */
+enum { R_STACK, R_NONE, R_BLOB, R_FILE, R_ANON, R_FAIL_HI, R_FAIL_LO };
 
+static void note_read(struct ctx *c, uint8_t kind, uint64_t addr, int r,
+		      uint64_t v)
+{
+	if (c->run && !c->replaying && r != R_FILE)
+		sp_memo_read(c->run, addr, v, kind, (uint8_t)r);
+}
+
+/* The sample's stack word at addr, from its copy or its tail: R_STACK or R_NONE. */
+static int word_at(struct ctx *c, uint64_t addr, uint64_t *v)
+{
 	if (addr >= c->sp && addr - c->sp <= (uint64_t)c->stack_len &&
 	    c->stack_len - (addr - c->sp) >= 8) {
 		memcpy(v, c->stack + (addr - c->sp), 8);
-		return 0;
+		return R_STACK;
 	}
+	*v = 0;
 	return sp_splice_read(c->splice, c->sp, c->stack, c->stack_len, addr,
-			      v) == 0 ? 0 : -1;
+			      v) == 0 ? R_STACK : R_NONE;
 }
 
-static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp,
-		      int write, void *arg)
+/* word_at() for Go's steps (sp_go_stack): 0, or -1. */
+static int stack_word(void *arg, uint64_t addr, uint64_t *v)
 {
 	struct ctx *c = arg;
-	const struct sp_map *m;
-	uint64_t v;
+	int r = word_at(c, addr, v);
 
-	if (write)
-		return -UNW_EINVAL;
-	if (stack_word(c, addr, &v) == 0) {
-		*valp = v;
-		return 0;
-	}
+	note_read(c, K_WORD, addr, r, *v);
+	return r == R_STACK ? 0 : -1;
+}
+
+/* What libunwind reads at addr: from the stack, the files, JIT memory. */
+static int mem_at(struct ctx *c, uint64_t addr, uint64_t *v)
+{
+	const struct sp_map *m;
+
+	if (word_at(c, addr, v) == R_STACK)
+		return R_STACK;
 	/* libunwind reads aligned words: the blob's edges come zero-padded */
 	if (c->blob && addr <= UINT64_MAX - 7 && addr + 8 > c->blob_start &&
 	    addr < c->blob_start + c->blob_len) {
@@ -319,29 +345,49 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp,
 			if (addr + k >= c->blob_start &&
 			    addr + k - c->blob_start < c->blob_len)
 				w[k] = c->blob[addr + k - c->blob_start];
-		memcpy(valp, w, 8);
-		return 0;
+		memcpy(v, w, 8);
+		return R_BLOB;
 	}
 	m = module_of(c, addr);
 	if (m && m->elf) {
 		const void *p = sp_elf_at(m->elf, addr - m->bias, 8);
 
 		if (p) {
-			memcpy(valp, p, 8);
-			return 0;
+			memcpy(v, p, 8);
+			return R_FILE;
 		}
 	}
 	/*
 	 * Code we have no bytes of (JIT memory): answer, so that libunwind's
 	 * frame-pointer step believes the address and carries on.
 	 */
-	if (sp_proc_map(c->proc, addr)) {
-		*valp = 0;
+	*v = 0;
+	if (sp_proc_map(c->proc, addr))
+		return R_ANON;
+	return addr >= c->sp ? R_FAIL_HI : R_FAIL_LO;
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp,
+		      int write, void *arg)
+{
+	struct ctx *c = arg;
+	uint64_t v;
+	int r;
+
+	if (write)
+		return -UNW_EINVAL;
+	r = mem_at(c, addr, &v);
+	note_read(c, K_MEM, addr, r, v);
+	switch (r) {
+	case R_FAIL_HI:
+		c->truncated = 1;
+		/* fall through */
+	case R_FAIL_LO:
+		return -UNW_EINVAL;
+	default:
+		*valp = v;
 		return 0;
 	}
-	if (addr >= c->sp)
-		c->truncated = 1;
-	return -UNW_EINVAL;
 }
 
 static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp,
@@ -397,6 +443,16 @@ struct sp_unwinder *sp_unwinder_new(const struct sp_raw_header *h)
 	return u;
 }
 
+void sp_unwinder_set_memo(struct sp_unwinder *u, int on)
+{
+	u->no_memo = !on;
+}
+
+uint64_t sp_unwinder_memo_hits(const struct sp_unwinder *u)
+{
+	return u->memo_hits;
+}
+
 void sp_unwinder_free(struct sp_unwinder *u)
 {
 	if (!u)
@@ -410,6 +466,7 @@ static void as_release(void *data)
 	struct as_slot *s = data;
 
 	unw_destroy_addr_space(s->as);
+	sp_memo_release(&s->memo);
 	sp_jitdump_free(s->jd);
 	free(s->jd_path);
 	free(s);
@@ -460,6 +517,16 @@ static int after_call(const struct sp_map *m, uint64_t ret)
 	return 0;
 }
 
+/* A word of the stack copy alone, for scan_return(): R_STACK or R_NONE. */
+static int scan_word(struct ctx *c, uint64_t a, uint64_t *v)
+{
+	*v = 0;
+	if (a < c->sp || a + 8 > c->sp + c->stack_len)
+		return R_NONE;
+	memcpy(v, c->stack + (a - c->sp), 8);
+	return R_STACK;
+}
+
 /*
  * Step out of code that has no CFI and no frame pointer, such as Python
  * 3.12's perf trampolines (sub $8,%rsp; call *%rcx; ...): find the nearest
@@ -473,11 +540,12 @@ static int scan_return(struct ctx *c, uint64_t sp, uint64_t *ret,
 
 	for (a = sp; a < sp + 64 * 8; a += 8) {
 		const struct sp_map *m;
-		unw_word_t v;
+		uint64_t v;
+		int r = scan_word(c, a, &v);
 
-		if (a < c->sp || a + 8 > c->sp + c->stack_len)
+		note_read(c, K_SCAN, a, r, v);
+		if (r != R_STACK)
 			return -1;
-		memcpy(&v, c->stack + (a - c->sp), 8);
 		m = sp_proc_map(c->proc, v);
 		if (m && m->kind != SP_MAP_ANON && after_call(m, v)) {
 			*ret = v;
@@ -638,16 +706,192 @@ static int go_frame(struct ctx *c, unw_addr_space_t as, unw_cursor_t *cur,
 	return 0;
 }
 
+/* The registers a restart begins from: all libunwind will read of the sample's. */
+static void restart_state(const struct ctx *c, struct sp_memo_state *st)
+{
+	int r;
+
+	memset(st, 0, sizeof(*st));
+	for (r = 0; r < SP_MEMO_REGS; r++)
+		if (c->have & 1u << unw_to_perf[r]) {
+			st->have |= 1u << r;
+			st->regs[r] = c->regs[unw_to_perf[r]];
+		}
+}
+
+/* Does this sample answer every read last made after rs the same? */
+static int same_reads(struct ctx *c, const struct sp_memo_run *last,
+		      const struct sp_memo_restart *rs)
+{
+	size_t i;
+	int same = 1;
+
+	c->replaying = 1;
+	for (i = rs->read; same && i < last->nreads; i++) {
+		const struct sp_memo_read *m = &last->reads[i];
+		uint64_t v;
+		int r;
+
+		switch (m->kind) {
+		case K_WORD:
+			r = word_at(c, m->addr, &v);
+			break;
+		case K_MEM:
+			r = mem_at(c, m->addr, &v);
+			break;
+		default:
+			r = scan_word(c, m->addr, &v);
+			break;
+		}
+		same = r == m->outcome && v == m->val;
+	}
+	c->replaying = 0;
+	return same;
+}
+
+/*
+ * Does no file's image overlap the stack copy?  Then what the files answer
+ * does not depend on the copy, and a memo may be taken (memo.h).
+ */
+static int copy_clear(const struct ctx *c)
+{
+	const struct sp_map *m;
+	uint64_t end = c->sp + c->stack_len;
+	size_t n, i;
+
+	if (end < c->sp)
+		return 0;
+	m = sp_proc_modules(c->proc, &n);
+	for (i = 0; i < n; i++)
+		if (m[i].start < end && m[i].end > c->sp)
+			return 0;
+	return 1;
+}
+
+/*
+ * A restart is about to add its frame to out.  When the thread's last run
+ * restarted from the same registers, and this sample answers every read
+ * that run made from there on the same, the rest of that run is this
+ * stack's too: out is finished with it and 1 returned.  Else the restart
+ * is noted for the next run and 0 returned.
+ */
+static int memo_restart(struct ctx *c, struct sp_frames *out)
+{
+	const struct sp_memo_run *last = c->last;
+	struct sp_memo_state st;
+	size_t i;
+
+	if (!c->run)
+		return 0;
+	if (!c->run->nrs && !copy_clear(c)) {
+		c->run = NULL;
+		return 0;
+	}
+	restart_state(c, &st);
+	for (i = 0; last && !out->stack_flags && i < last->nrs; i++) {
+		const struct sp_memo_restart *rs = &last->rs[i];
+		unsigned n = last->nframes - rs->frame;
+
+		if (rs->st.have != st.have ||
+		    memcmp(rs->st.regs, st.regs, sizeof(st.regs)))
+			continue;
+		if (out->nr_user + n > SP_UNWIND_MAX_FRAMES ||
+		    !same_reads(c, last, rs))
+			break;
+		sp_memo_take(c->run, last, rs, out->nr_user);
+		memcpy(out->ips + out->nr_user, last->ips + rs->frame,
+		       n * sizeof(*out->ips));
+		memcpy(out->flags + out->nr_user, last->flags + rs->frame, n);
+		out->nr_user += n;
+		out->end = last->end;
+		c->u->memo_hits++;
+		return 1;
+	}
+	sp_memo_restart(c->run, out->nr_user, &st);
+	return 0;
+}
+
+/* Step from the sample's registers to the end of the stack, into out. */
+static void walk(struct ctx *c, unw_addr_space_t as, unw_cursor_t *cur,
+		 struct sp_frames *out)
+{
+	unw_word_t ip, sp;
+	int r, precise_next = 0;
+
+	for (;;) {
+		uint64_t cur_ip = out->ips[out->nr_user - 1];
+		int jit = is_jit(c, cur_ip), leaf = out->nr_user == 1;
+		int restarted = 0;
+
+		if (out->nr_user == SP_UNWIND_MAX_FRAMES) {
+			out->end = SP_END_DEPTH;
+			return;
+		}
+		if (sp_unwind_stop_missing(c->proc, out))	/* missing.c */
+			return;
+		r = go_frame(c, as, cur, out, &ip);
+		if (r > 0)
+			return;
+		if (r == 0) {
+			precise_next = 0;
+			restarted = 1;
+			goto next;
+		}
+		if (jit && unw_get_reg(cur, UNW_REG_SP, &sp) < 0)
+			jit = 0;
+		/* after a signal frame comes an interrupted, exact IP */
+		precise_next = unw_is_signal_frame(cur) > 0;
+		r = unw_step(cur);
+		if (r > 0 && (unw_get_reg(cur, UNW_REG_IP, &ip) < 0 || !ip))
+			r = 0;
+		/*
+		 * Leaving JIT code by frame pointer can fail or land
+		 * somewhere unbelievable.  Above a callee, the JIT frame's
+		 * caller is found by the return address on the stack.  A
+		 * leaf may be a stub without a frame of its own, such as
+		 * Python 3.12's perf trampoline, whose stack holds a stale
+		 * word next to its return address and no bytes of its code
+		 * say which: the stack ends there, cut, rather than guessed.
+		 */
+		if (jit && (r <= 0 || !plausible_return(c, ip))) {
+			if (!leaf && restart_after_jit(c, as, cur, sp,
+						       &ip) == 0) {
+				r = 1;
+				precise_next = 0;
+				restarted = 1;
+			} else {
+				out->end = r < 0 && c->truncated ?
+					   SP_END_TRUNCATED : SP_END_NOINFO;
+				return;
+			}
+		}
+		if (r == 0) {
+			out->end = stop_reason(c->u, c, out);
+			return;
+		}
+		if (r < 0) {
+			out->end = c->truncated ? SP_END_TRUNCATED :
+				   r == -UNW_ENOINFO ? SP_END_NOINFO :
+				   SP_END_ERROR;
+			return;
+		}
+next:
+		if (restarted && memo_restart(c, out))
+			return;
+		out->ips[out->nr_user] = ip;
+		out->flags[out->nr_user] = precise_next ? SP_FRAME_PRECISE : 0;
+		out->nr_user++;
+	}
+}
+
 static int unwind_sample(struct sp_unwinder *u, struct sp_proc *proc,
 			 const struct sp_raw_sample_view *v,
 			 struct sp_frames *out, struct sp_splice *splice)
 {
 	const struct sp_raw_sample *s = v->s;
 	struct ctx c = { 0 };
-	unw_addr_space_t as;
 	unw_cursor_t cur;
-	unw_word_t ip, sp;
-	int i, r, precise_next = 0;
+	int i;
 
 	out->nr_user = 0;
 	out->stack_flags = 0;
@@ -670,73 +914,27 @@ static int unwind_sample(struct sp_unwinder *u, struct sp_proc *proc,
 	c.slot = address_space(u, c.proc);
 	if (!c.slot)
 		return -ENOMEM;
-	as = c.slot->as;
 	out->ips[0] = c.regs[PR_IP];
 	out->flags[0] = SP_FRAME_PRECISE;
 	out->nr_user = 1;
-	if (unw_init_remote(&cur, as, &c) < 0) {
+	if (unw_init_remote(&cur, c.slot->as, &c) < 0) {
 		out->end = SP_END_ERROR;
 		return 0;
 	}
-	for (;;) {
-		uint64_t cur_ip = out->ips[out->nr_user - 1];
-		int jit = is_jit(&c, cur_ip), leaf = out->nr_user == 1;
-
-		if (out->nr_user == SP_UNWIND_MAX_FRAMES) {
-			out->end = SP_END_DEPTH;
-			return 0;
-		}
-		if (sp_unwind_stop_missing(c.proc, out))	/* missing.c */
-			return 0;
-		r = go_frame(&c, as, &cur, out, &ip);
-		if (r > 0)
-			return 0;
-		if (r == 0) {
-			precise_next = 0;
-			goto next;
-		}
-		if (jit && unw_get_reg(&cur, UNW_REG_SP, &sp) < 0)
-			jit = 0;
-		/* after a signal frame comes an interrupted, exact IP */
-		precise_next = unw_is_signal_frame(&cur) > 0;
-		r = unw_step(&cur);
-		if (r > 0 && (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip))
-			r = 0;
-		/*
-		 * Leaving JIT code by frame pointer can fail or land
-		 * somewhere unbelievable.  Above a callee, the JIT frame's
-		 * caller is found by the return address on the stack.  A
-		 * leaf may be a stub without a frame of its own, such as
-		 * Python 3.12's perf trampoline, whose stack holds a stale
-		 * word next to its return address and no bytes of its code
-		 * say which: the stack ends there, cut, rather than guessed.
-		 */
-		if (jit && (r <= 0 || !plausible_return(&c, ip))) {
-			if (!leaf && restart_after_jit(&c, as, &cur, sp,
-						       &ip) == 0) {
-				r = 1;
-				precise_next = 0;
-			} else {
-				out->end = r < 0 && c.truncated ?
-					   SP_END_TRUNCATED : SP_END_NOINFO;
-				return 0;
-			}
-		}
-		if (r == 0) {
-			out->end = stop_reason(u, &c, out);
-			return 0;
-		}
-		if (r < 0) {
-			out->end = c.truncated ? SP_END_TRUNCATED :
-				   r == -UNW_ENOINFO ? SP_END_NOINFO :
-				   SP_END_ERROR;
-			return 0;
-		}
-next:
-		out->ips[out->nr_user] = ip;
-		out->flags[out->nr_user] = precise_next ? SP_FRAME_PRECISE : 0;
-		out->nr_user++;
+	/* a stack of its own (no tail) that no JIT's dump can change */
+	if (!u->no_memo && !v->tail && !sp_proc_jitdump(c.proc)) {
+		sp_memo_begin(&c.slot->memo, s->tid);
+		c.run = &c.slot->memo.scratch;
+		c.last = sp_memo_last(&c.slot->memo, s->tid,
+				      c.slot->generation);
+		if (c.last && c.last->end == SP_END_DEPTH)
+			c.last = NULL;
 	}
+	walk(&c, c.slot->as, &cur, out);
+	if (c.run && !out->stack_flags)
+		sp_memo_end(&c.slot->memo, c.slot->generation, out->ips,
+			    out->flags, out->nr_user, out->end);
+	return 0;
 }
 
 int sp_unwind_sample(struct sp_unwinder *u, struct sp_proc *proc,

@@ -47,4 +47,14 @@ struct sp_frames {
 int sp_unwind_sample(struct sp_unwinder *u, struct sp_proc *proc,
 		     const struct sp_raw_sample_view *v, struct sp_frames *out);
 
+/*
+ * Whether a sample may finish with the frames of its thread's last one
+ * above a restart from the same registers (memo.h): on unless turned off,
+ * which changes nothing but the time taken (the tests compare both).
+ */
+void sp_unwinder_set_memo(struct sp_unwinder *u, int on);
+
+/* Samples finished so, so far. */
+uint64_t sp_unwinder_memo_hits(const struct sp_unwinder *u);
+
 #endif

@@ -121,6 +121,11 @@ const struct sp_unw_summary *sp_unwstream_summary(const struct sp_unwstream *u)
 	return &u->sum;
 }
 
+void sp_unwstream_set_memo(struct sp_unwstream *u, int on)
+{
+	sp_unwinder_set_memo(u->unw, on);
+}
+
 const struct sp_unwstream_stats *sp_unwstream_stats(const struct sp_unwstream *u)
 {
 	return &u->st;

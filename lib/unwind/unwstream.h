@@ -73,6 +73,9 @@ struct sp_unwstream_stats {
 
 const struct sp_unwstream_stats *sp_unwstream_stats(const struct sp_unwstream *u);
 
+/* sp_unwinder_set_memo() of u's unwinder (unwind.h). */
+void sp_unwstream_set_memo(struct sp_unwstream *u, int on);
+
 /*
  * Where the files of the mappings are looked for (elf/locate.h: the
  * build-id cache's directory): configure it before the first record.

@@ -34,7 +34,9 @@
  *
  * When the input runs out every field reads as 0.  Everything a stage
  * writes must be accepted by the next: a record refused there is a
- * finding.  Files are read, never written (fuzz.h).
+ * finding.  Without the symbolizer, the stream is unwound a second time
+ * with the unwinder's memo off (unwind/memo.h), which must change nothing
+ * that is written.  Files are read, never written (fuzz.h).
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -43,8 +45,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/io.h"
 #include "elf/buildid.h"
 #include "format/python.h"
@@ -267,6 +271,58 @@ __attribute__((noinline, no_sanitize_address)) static void capture(void)
 	pthread_attr_destroy(&a);
 }
 
+/*
+ * The snapshot is taken through JIT code without CFI (a copy of Python
+ * 3.12's perf trampoline in anonymous memory: sub $8,%rsp; call *%rcx;
+ * add $8,%rsp; ret), called from code that keeps no frame pointer in %rbp:
+ * its samples restart libunwind above the trampoline, as Python's do, and
+ * those of one thread in a row are what the unwinder's memo is for
+ * (unwind/memo.h), which check_memo() holds to changing nothing.
+ */
+void (*fz_tramp)(void *, void *, void *, void (*)(void));
+void (*fz_tramp_to)(void);
+void fz_jit_call(void);
+
+__asm__(
+	"	.text\n"
+	"	.globl fz_jit_call\n"
+	"	.type fz_jit_call, @function\n"
+	"fz_jit_call:\n"
+	"	.cfi_startproc\n"
+	"	push %rbp\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbp, -16\n"
+	"	mov $1, %ebp\n"
+	"	xor %edi, %edi\n"
+	"	xor %esi, %esi\n"
+	"	xor %edx, %edx\n"
+	"	mov fz_tramp_to(%rip), %rcx\n"
+	"	call *fz_tramp(%rip)\n"
+	"	pop %rbp\n"
+	"	.cfi_def_cfa_offset 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"	.size fz_jit_call, .-fz_jit_call\n");
+
+static void snapshot(void)
+{
+	static const uint8_t code[] = {
+		0x48, 0x83, 0xec, 0x08, 0xff, 0xd1, 0x48, 0x83, 0xc4, 0x08,
+		0xc3,
+	};
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		abort();
+	memcpy(p, code, sizeof(code));
+	if (mprotect(p, 4096, PROT_READ | PROT_EXEC))
+		abort();
+	fz_tramp = (void (*)(void *, void *, void *, void (*)(void)))p;
+	fz_tramp_to = capture;
+	fz_jit_call();
+}
+
 static void load_files(void)
 {
 	static int done;
@@ -277,7 +333,7 @@ static void load_files(void)
 	done = 1;
 	for (i = 0; i < NFILES; i++)
 		load_file(&files[i]);
-	capture();
+	snapshot();
 }
 
 /* The input, read field by field; 0 once it runs out. */
@@ -802,6 +858,8 @@ struct stages {
 	struct sp_symstream *ss;
 	struct sp_out *out;
 	int tfd;		/* where out writes */
+	uint8_t *recs;		/* without the symbolizer: what was written */
+	size_t nrecs, caprecs;
 };
 
 static int write_text(void *arg, const struct sp_st_rec *rec)
@@ -820,7 +878,44 @@ static int emit(void *arg, const struct sp_rec_hdr *rec)
 		abort();
 	if (p->ss && sp_symstream_feed(p->ss, rec))
 		abort();
+	if (!RAWGEN_SYMBOLIZE) {
+		if (SP_GROW(p->recs, p->caprecs, p->nrecs + rec->size))
+			abort();
+		memcpy(p->recs + p->nrecs, rec, rec->size);
+		p->nrecs += rec->size;
+	}
 	return 0;
+}
+
+/*
+ * The stream again through an unwinder that takes nothing from its memo
+ * (unwind/memo.h): it must write what the first wrote, byte for byte.
+ */
+static void check_memo(const struct gen *g, const struct stages *p)
+{
+	struct stages q = { 0 };
+	const struct sp_rec_hdr *rec;
+	struct sp_raw_header rh;
+	struct sp_unwstream *u;
+	struct sp_in *sin;
+	int r;
+
+	sin = sp_in_fdopen(fz_memfd(g->buf, g->len), "fuzz");
+	if (!sin || sp_in_header(sin, SP_RAW_MAGIC, SP_RAW_VERSION, &rh,
+				 SP_RAW_HEADER_MIN, sizeof(rh)))
+		abort();
+	u = sp_unwstream_new_cached(&rh, fz_elf_cache(), emit, &q);
+	if (!u)
+		abort();
+	sp_unwstream_set_memo(u, 0);
+	while ((r = sp_in_next(sin, &rec)) > 0)
+		if (sp_unwstream_feed(u, rec))
+			abort();
+	if (r || sp_unwstream_finish(u) || q.nrecs != p->nrecs || memcmp(q.recs, p->recs, p->nrecs))
+		abort();
+	sp_unwstream_free(u);
+	sp_in_close(sin);
+	free(q.recs);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -867,7 +962,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while ((r = sp_in_next(sin, &rec)) > 0)
 		if (sp_unwstream_feed(u, rec))
 			break;
-	if (r == 0 && !sp_unwstream_finish(u) && p.ss) {
+	if (r == 0)
+		r = sp_unwstream_finish(u);
+	if (r == 0 && !RAWGEN_SYMBOLIZE)
+		check_memo(&g, &p);
+	if (r == 0 && p.ss) {
 		uint8_t *text;
 		size_t len;
 
@@ -888,6 +987,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sp_procs_free(p.procs);
 	}
 	sp_in_close(sin);
+	free(p.recs);
 	free(g.buf);
 	return 0;
 }

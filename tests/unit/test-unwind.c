@@ -63,6 +63,69 @@ __attribute__((noinline)) static void chain_a(void)
 	sink++;
 }
 
+/*
+ * JIT code without CFI between two C frames, as Python 3.12's perf
+ * trampolines are (sub $8,%rsp; call *%rcx; add $8,%rsp; ret), called from
+ * code that keeps no frame pointer in %rbp: no frame pointer leads out of
+ * it, and the unwinder finds its caller by the return address on the stack
+ * and restarts libunwind there (unwind.c).  The caller is written here in
+ * assembly, with its CFI, so that %rbp holds no frame pointer whatever the
+ * build's flags.
+ */
+typedef void tramp_fn(void *, void *, void *, void (*)(void));
+tramp_fn *sp_test_tramp;
+void (*sp_test_jit_next)(void);
+void sp_test_jit_a(void);
+
+__asm__(
+	"	.text\n"
+	"	.globl sp_test_jit_a\n"
+	"	.type sp_test_jit_a, @function\n"
+	"sp_test_jit_a:\n"
+	"	.cfi_startproc\n"
+	"	push %rbp\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbp, -16\n"
+	"	mov $1, %ebp\n"
+	"	xor %edi, %edi\n"
+	"	xor %esi, %esi\n"
+	"	xor %edx, %edx\n"
+	"	mov sp_test_jit_next(%rip), %rcx\n"
+	"	call *sp_test_tramp(%rip)\n"
+	"	pop %rbp\n"
+	"	.cfi_def_cfa_offset 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"	.size sp_test_jit_a, .-sp_test_jit_a\n");
+
+static void make_tramp(void)
+{
+	static const uint8_t code[] = {
+		0x48, 0x83, 0xec, 0x08, 0xff, 0xd1, 0x48, 0x83, 0xc4, 0x08,
+		0xc3,
+	};
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	CHECK(p != MAP_FAILED);
+	memcpy(p, code, sizeof(code));
+	CHECK(mprotect(p, 4096, PROT_READ | PROT_EXEC) == 0);
+	sp_test_tramp = (tramp_fn *)p;
+}
+
+/* (sinks of their own, or the compiler merges them with chain_*) */
+__attribute__((noinline)) static void jit_c(void)
+{
+	capture();
+	sink += 3;
+}
+
+__attribute__((noinline)) static void jit_b(void)
+{
+	jit_c();
+	sink += 5;
+}
+
 /* Replay this process's executable mappings into procs. */
 static void load_maps(struct sp_procs *procs, uint32_t pid)
 {
@@ -138,6 +201,140 @@ static int find_frames(struct sp_proc *proc, const struct sp_frames *f,
 	return w == nwant;
 }
 
+static int same_frames(const struct sp_frames *a, const struct sp_frames *b)
+{
+	return a->nr_user == b->nr_user && a->end == b->end &&
+	       a->stack_flags == b->stack_flags &&
+	       !memcmp(a->ips, b->ips, a->nr_user * sizeof(a->ips[0])) &&
+	       !memcmp(a->flags, b->flags, a->nr_user);
+}
+
+/*
+ * A sample through JIT code finishes from its thread's last stack above
+ * the restart (memo.h) only where that changes nothing: samples whose
+ * stacks above it differ in random words, in the words the unwinding
+ * reads above all, come out the same from an unwinder with the memo and
+ * one without.
+ */
+static void test_memo(struct sp_procs *procs, uint32_t pid)
+{
+	static const char *const want[] = {
+		"capture", "jit_c", "jit_b", "sp_test_jit_a", "main",
+	};
+	struct sp_raw_header h = { .regs_mask = 0xff0fff, .stack_size = 65528 };
+	struct sp_unwinder *memo = sp_unwinder_new(&h), *plain = sp_unwinder_new(&h);
+	struct sp_raw_sample s = { .pid = pid, .tid = pid, .nr_regs = 20 };
+	struct sp_raw_sample_view v = { &s, regs, NULL, stack };
+	struct sp_frames *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	struct sp_frames *base_frames = malloc(sizeof(*base_frames));
+	struct sp_proc *proc = sp_procs_find(procs, pid);
+	static uint8_t base[STACK_COPY];
+	uint64_t seed = 0x9e3779b97f4a7c15ull, hits, restart_sp = 0, ret[64];
+	unsigned i, k, differ = 0, nret = 0;
+
+	CHECK(memo && plain && a && b && base_frames && proc);
+	sp_unwinder_set_memo(plain, 0);
+	sp_test_jit_next = jit_b;
+	sp_test_jit_a();
+	s.stack_len = stack_len;
+	memcpy(base, stack, stack_len);
+
+	CHECK(sp_unwind_sample(plain, proc, &v, b) == 0);
+	CHECK(b->end == SP_END_COMPLETE);
+	CHECK(find_frames(proc, b, want, 5));
+	if (!find_frames(proc, b, want, 5))
+		for (i = 0; i < b->nr_user; i++)
+			fprintf(stderr, "  #%u %#llx %s\n", i,
+				(unsigned long long)b->ips[i],
+				name_of(proc, b->ips[i] - (i ? 1 : 0)));
+	/* the same sample twice: the second is the first's, from the memo */
+	CHECK(sp_unwind_sample(memo, proc, &v, a) == 0 && same_frames(a, b));
+	CHECK(sp_unwinder_memo_hits(memo) == 0);
+	CHECK(sp_unwind_sample(memo, proc, &v, a) == 0 && same_frames(a, b));
+	CHECK(sp_unwinder_memo_hits(memo) == 1);
+	*base_frames = *b;
+
+	/*
+	 * Where the restart was (the slot above sp_test_jit_a's return
+	 * address), and the slots of the return addresses above it, next to
+	 * which the frames keep what the unwinding reads.
+	 */
+	for (k = 0; k + 8 <= stack_len; k += 8) {
+		uint64_t w;
+
+		memcpy(&w, base + k, 8);
+		for (i = 1; i < b->nr_user; i++)
+			if (w == b->ips[i] && nret < 64) {
+				ret[nret++] = k;
+				if (!strcmp(name_of(proc, w - 1), "sp_test_jit_a"))
+					restart_sp = regs[7] + k + 8;
+			}
+	}
+	CHECK(restart_sp != 0);
+
+	for (i = 0; i < 3000; i++) {
+		unsigned n = (unsigned)(seed >> 60) % 3, j;
+
+		memcpy(stack, base, stack_len);
+		/* every other sample as it was, so that the memo is the base's */
+		for (j = 0; i % 2 && j <= n; j++) {
+			uint64_t off, w;
+
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			/*
+			 * Mostly above the restart, where the memo's reads
+			 * are: near a return address or anywhere there.
+			 */
+			switch (seed >> 33 & 3) {
+			case 0:
+			case 1:
+				off = ret[(seed >> 12) % nret] +
+				      8 * ((seed >> 24) % 7) - 24;
+				if (off > stack_len - 8)
+					off = 0;
+				break;
+			case 2:
+				off = restart_sp - regs[7];
+				off += (seed >> 8) % (stack_len - off);
+				break;
+			default:
+				off = (seed >> 8) % stack_len;
+			}
+			off &= ~7ull;
+			memcpy(&w, stack + off, 8);
+			switch (seed >> 40 & 3) {
+			case 0:
+				w ^= 1ull << (seed >> 50 & 63);
+				break;
+			case 1:
+				w = b->ips[(seed >> 44) % b->nr_user];
+				break;
+			case 2:
+				w = regs[7] + (seed >> 20) % stack_len;
+				break;
+			default:
+				w = 0;
+			}
+			memcpy(stack + off, &w, 8);
+		}
+		CHECK(sp_unwind_sample(plain, proc, &v, b) == 0);
+		CHECK(sp_unwind_sample(memo, proc, &v, a) == 0);
+		CHECK(same_frames(a, b));
+		differ += !same_frames(b, base_frames);
+	}
+	hits = sp_unwinder_memo_hits(memo);
+	/* the base samples were taken from the memo; not every changed one */
+	CHECK(hits >= 1000 && hits < 3000);
+	/* and the changed words made other stacks, not only the same */
+	CHECK(differ >= 100);
+	memcpy(stack, base, stack_len);
+	free(base_frames);
+	free(a);
+	free(b);
+	sp_unwinder_free(memo);
+	sp_unwinder_free(plain);
+}
+
 int main(void)
 {
 	static const char *const want[] = {
@@ -155,6 +352,7 @@ int main(void)
 	int i;
 
 	CHECK(cache && procs && u && f);
+	make_tramp();
 	load_maps(procs, 42);
 	CHECK(stack_top != 0);
 	chain_a();
@@ -224,6 +422,10 @@ int main(void)
 		v.tail = NULL;
 		v.tail_len = 0;
 	}
+
+	test_memo(procs, 42);
+	chain_a();
+	s.stack_len = stack_len;
 
 	/* no registers: nothing to unwind */
 	s.nr_regs = 0;
