@@ -32,6 +32,7 @@ void sp_fold_release(struct sp_fold *f)
 
 	sp_strtab_release(&f->strs);
 	sp_u64map_release(&f->comms);
+	sp_u64map_release(&f->short_names);
 	sp_u64map_release(&f->prefixes);
 	free(f->maps);
 	for (i = 0; i < f->nspace; i++)
@@ -524,7 +525,8 @@ static int64_t frame_id(struct sp_fold *f, const struct sp_st_frame *fr)
 	const struct sp_frame *sf = &fr->f;
 	uint32_t pid = sf->kind == SP_FK_KERNEL ? 0 : fr->pid;
 	int64_t full, name, file, module, symbol, folded, id;
-	char *shortname = NULL;
+	struct sp_u64slot *slot;
+	char *shortname;
 	int is_new;
 
 	full = sp_fold_intern(f, sf->function ? sf->function : "");
@@ -535,13 +537,21 @@ static int64_t frame_id(struct sp_fold *f, const struct sp_st_frame *fr)
 		return -ENOMEM;
 	name = full;
 	if ((f->flags & SP_FOLD_SHORT) && sf->function) {
-		shortname = sp_name_short(sf->function);
-		if (!shortname)
+		/* each name is shortened once */
+		slot = sp_u64map_get(&f->short_names, (uint64_t)full, &is_new);
+		if (!slot)
 			return -ENOMEM;
-		name = sp_fold_intern(f, shortname);
-		free(shortname);
-		if (name < 0)
-			return -ENOMEM;
+		if (is_new) {
+			shortname = sp_name_short(sf->function);
+			name = shortname ? sp_fold_intern(f, shortname) : -ENOMEM;
+			free(shortname);
+			if (name < 0) {
+				sp_u64map_del(&f->short_names, (uint64_t)full);
+				return -ENOMEM;
+			}
+			slot->val = (uint64_t)name;
+		}
+		name = (int64_t)slot->val;
 	}
 	id = sp_fold_frame_add(f, &(struct sp_fold_frame){ .addr = sf->addr,
 		.pid = pid, .name = (uint32_t)name, .full = (uint32_t)full,

@@ -134,6 +134,7 @@ struct sp_fold {
 	size_t nspace, spacecap;
 
 	/* frames and stacks */
+	struct sp_u64map short_names;	/* full name id -> short name id */
 	uint32_t *frame_slots;		/* a frame's identity: index + 1, 0 empty */
 	uint32_t nframe_slots;		/* a power of two, at most half full */
 	struct sp_fold_frame *frames;

@@ -599,12 +599,9 @@ int sp_symbolize_user_chain(struct sp_symbolizer *s, uint32_t pid,
 	base = (struct sp_frame){ .addr = addr, .origin = SP_FO_NONE,
 		.kind = !m ? SP_FK_UNKNOWN : m->kind == SP_MAP_ANON ?
 			SP_FK_JIT : SP_FK_NATIVE };
-	if (m) {
-		base.module = sp_sym_intern(s, m->kind == SP_MAP_ANON ?
-					    anon_module(m) : m->name);
-		if (!base.module)
-			return -ENOMEM;
-	}
+	/* the mapping's own name: the frames are used before it can go */
+	if (m)
+		base.module = m->kind == SP_MAP_ANON ? anon_module(m) : m->name;
 	r = ask_all(s, user_sources, NELEM(user_sources), &q, tmp, &ans, &n);
 	if (!r && m && m->missing)
 		r = sym_missing_note(s, m);	/* missing.c */
