@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gelf.h>
 #include <elfutils/libdw.h>
 #include <dwarf.h>
 
@@ -33,6 +34,8 @@ struct sp_dwarf {
 	Dwarf *dw;
 	struct sp_dwslice *slice;	/* compressed DWARF read in part */
 	int indexed;
+	Dwarf_Aranges *ar;		/* libdw's .debug_aranges, owned by dw */
+	int aranges;			/* 1: ar answers; -1: it did not */
 	struct cu_range *ranges;	/* CUs, sorted */
 	size_t n, cap;
 	struct sp_u64map cuindex;	/* CU DIE offset -> cus[] */
@@ -79,6 +82,9 @@ void sp_dwarf_free(struct sp_dwarf *d)
 
 unsigned sp_dwarf_units(const struct sp_dwarf *d)
 {
+	/* by .debug_aranges, only the CUs looked into were read */
+	if (!d->slice && !d->indexed)
+		return (unsigned)d->ncus;
 	return d->units;
 }
 
@@ -189,10 +195,32 @@ static const struct cu_range *range_find(const struct cu_range *v, size_t n,
 	return best;
 }
 
+/* Is vaddr in the PLT, which the linker makes and no CU describes? */
+static int in_plt(Elf *e, uint64_t vaddr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!e || elf_getshdrstrndx(e, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR) ||
+		    vaddr < sh.sh_addr || vaddr - sh.sh_addr >= sh.sh_size)
+			continue;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		return name && !strncmp(name, ".plt", 4);
+	}
+	return 0;
+}
+
 /*
- * The CU holding pc: from a slice's .debug_aranges while every address so
- * far had an entry there, else from the index of every CU's ranges (which
- * needs all of a slice inflated).
+ * The CU holding pc: from .debug_aranges (a slice's own reading, or
+ * libdw's of a file read whole) while every address so far had an entry
+ * there, else from the index of every CU's ranges (which needs all of a
+ * slice inflated).
  */
 static int find_cu(struct sp_dwarf *d, uint64_t pc, Dwarf_Die *cu)
 {
@@ -209,6 +237,22 @@ static int find_cu(struct sp_dwarf *d, uint64_t pc, Dwarf_Die *cu)
 		if (n != -ENOENT || sp_dwslice_whole(d->slice))
 			return -1;
 		d->units = 0;
+	}
+	/* the same of a file read whole, through libdw's .debug_aranges */
+	if (!d->slice && !d->indexed && d->aranges >= 0) {
+		Dwarf_Arange *a;
+		Dwarf_Off off;
+
+		if (!d->aranges && !d->ar)
+			d->aranges = dwarf_getaranges(d->dw, &d->ar, &(size_t){ 0 }) ||
+				     !d->ar ? -1 : 1;
+		if (d->aranges > 0 && (a = dwarf_getarange_addr(d->ar, pc)) &&
+		    dwarf_getarangeinfo(a, NULL, NULL, &off) == 0)
+			return dwarf_offdie(d->dw, off, cu) ? 0 : -1;
+		/* the linker's stubs belong to no CU */
+		if (d->aranges > 0 && in_plt(dwarf_getelf(d->dw), pc))
+			return -1;
+		d->aranges = -1;	/* an address it lacks: all CUs from now */
 	}
 	if (!d->indexed)
 		build_index(d);
