@@ -42,7 +42,8 @@ SO_LDLIBS = $(UNWIND_LIBS) $(DEP_LIBS) -lisal -lpthread -lm
 ifdef DYNAMIC
 LDLIBS = $(SO_LDLIBS)
 else
-LDLIBS = $(UNWIND_LIBS) $(SHARED_LIBS) -Wl,-Bstatic $(DEP_LIBS) -Wl,-Bdynamic -lpthread -lm
+LDLIBS = $(UNWIND_LIBS) $(SHARED_LIBS) -Wl,-Bstatic $(DEP_LIBS) -Wl,-Bdynamic \
+	-Wl,--as-needed -lpthread -lm -Wl,--no-as-needed
 endif
 ifdef SANITIZE
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
