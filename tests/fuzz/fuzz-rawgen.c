@@ -45,7 +45,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "base/grow.h"
@@ -57,6 +56,7 @@
 #include "symbolize/symstream.h"
 #include "unwind/unwstream.h"
 #include "fuzz.h"
+#include "../jittramp.h"
 
 #ifndef RAWGEN_SYMBOLIZE
 #define RAWGEN_SYMBOLIZE 0
@@ -272,55 +272,16 @@ __attribute__((noinline, no_sanitize_address)) static void capture(void)
 }
 
 /*
- * The snapshot is taken through JIT code without CFI (a copy of Python
- * 3.12's perf trampoline in anonymous memory: sub $8,%rsp; call *%rcx;
- * add $8,%rsp; ret), called from code that keeps no frame pointer in %rbp:
- * its samples restart libunwind above the trampoline, as Python's do, and
- * those of one thread in a row are what the unwinder's memo is for
- * (unwind/memo.h), which check_memo() holds to changing nothing.
+ * The snapshot is taken through a JIT trampoline (../jittramp.h): its
+ * samples restart libunwind above it, as Python's do, and those of one
+ * thread in a row are what the unwinder's memo is for, which check_memo()
+ * holds to changing nothing.
  */
-void (*fz_tramp)(void *, void *, void *, void (*)(void));
-void (*fz_tramp_to)(void);
-void fz_jit_call(void);
-
-__asm__(
-	"	.text\n"
-	"	.globl fz_jit_call\n"
-	"	.type fz_jit_call, @function\n"
-	"fz_jit_call:\n"
-	"	.cfi_startproc\n"
-	"	push %rbp\n"
-	"	.cfi_def_cfa_offset 16\n"
-	"	.cfi_offset %rbp, -16\n"
-	"	mov $1, %ebp\n"
-	"	xor %edi, %edi\n"
-	"	xor %esi, %esi\n"
-	"	xor %edx, %edx\n"
-	"	mov fz_tramp_to(%rip), %rcx\n"
-	"	call *fz_tramp(%rip)\n"
-	"	pop %rbp\n"
-	"	.cfi_def_cfa_offset 8\n"
-	"	ret\n"
-	"	.cfi_endproc\n"
-	"	.size fz_jit_call, .-fz_jit_call\n");
-
 static void snapshot(void)
 {
-	static const uint8_t code[] = {
-		0x48, 0x83, 0xec, 0x08, 0xff, 0xd1, 0x48, 0x83, 0xc4, 0x08,
-		0xc3,
-	};
-	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
+	if (jit_setup())
 		abort();
-	memcpy(p, code, sizeof(code));
-	if (mprotect(p, 4096, PROT_READ | PROT_EXEC))
-		abort();
-	fz_tramp = (void (*)(void *, void *, void *, void (*)(void)))p;
-	fz_tramp_to = capture;
-	fz_jit_call();
+	jit_call(capture);
 }
 
 static void load_files(void)

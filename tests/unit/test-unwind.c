@@ -10,6 +10,7 @@
 #include "elf/procs.h"
 #include "unwind/unwind.h"
 #include "unit.h"
+#include "../jittramp.h"
 
 #define STACK_COPY 32768
 
@@ -61,56 +62,6 @@ __attribute__((noinline)) static void chain_a(void)
 {
 	chain_b();
 	sink++;
-}
-
-/*
- * JIT code without CFI between two C frames, as Python 3.12's perf
- * trampolines are (sub $8,%rsp; call *%rcx; add $8,%rsp; ret), called from
- * code that keeps no frame pointer in %rbp: no frame pointer leads out of
- * it, and the unwinder finds its caller by the return address on the stack
- * and restarts libunwind there (unwind.c).  The caller is written here in
- * assembly, with its CFI, so that %rbp holds no frame pointer whatever the
- * build's flags.
- */
-typedef void tramp_fn(void *, void *, void *, void (*)(void));
-tramp_fn *sp_test_tramp;
-void (*sp_test_jit_next)(void);
-void sp_test_jit_a(void);
-
-__asm__(
-	"	.text\n"
-	"	.globl sp_test_jit_a\n"
-	"	.type sp_test_jit_a, @function\n"
-	"sp_test_jit_a:\n"
-	"	.cfi_startproc\n"
-	"	push %rbp\n"
-	"	.cfi_def_cfa_offset 16\n"
-	"	.cfi_offset %rbp, -16\n"
-	"	mov $1, %ebp\n"
-	"	xor %edi, %edi\n"
-	"	xor %esi, %esi\n"
-	"	xor %edx, %edx\n"
-	"	mov sp_test_jit_next(%rip), %rcx\n"
-	"	call *sp_test_tramp(%rip)\n"
-	"	pop %rbp\n"
-	"	.cfi_def_cfa_offset 8\n"
-	"	ret\n"
-	"	.cfi_endproc\n"
-	"	.size sp_test_jit_a, .-sp_test_jit_a\n");
-
-static void make_tramp(void)
-{
-	static const uint8_t code[] = {
-		0x48, 0x83, 0xec, 0x08, 0xff, 0xd1, 0x48, 0x83, 0xc4, 0x08,
-		0xc3,
-	};
-	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	CHECK(p != MAP_FAILED);
-	memcpy(p, code, sizeof(code));
-	CHECK(mprotect(p, 4096, PROT_READ | PROT_EXEC) == 0);
-	sp_test_tramp = (tramp_fn *)p;
 }
 
 /* (sinks of their own, or the compiler merges them with chain_*) */
@@ -219,7 +170,7 @@ static int same_frames(const struct sp_frames *a, const struct sp_frames *b)
 static void test_memo(struct sp_procs *procs, uint32_t pid)
 {
 	static const char *const want[] = {
-		"capture", "jit_c", "jit_b", "sp_test_jit_a", "main",
+		"capture", "jit_c", "jit_b", "jit_call_asm", "main",
 	};
 	struct sp_raw_header h = { .regs_mask = 0xff0fff, .stack_size = 65528 };
 	struct sp_unwinder *memo = sp_unwinder_new(&h), *plain = sp_unwinder_new(&h);
@@ -234,8 +185,7 @@ static void test_memo(struct sp_procs *procs, uint32_t pid)
 
 	CHECK(memo && plain && a && b && base_frames && proc);
 	sp_unwinder_set_memo(plain, 0);
-	sp_test_jit_next = jit_b;
-	sp_test_jit_a();
+	jit_call(jit_b);
 	s.stack_len = stack_len;
 	memcpy(base, stack, stack_len);
 
@@ -255,7 +205,7 @@ static void test_memo(struct sp_procs *procs, uint32_t pid)
 	*base_frames = *b;
 
 	/*
-	 * Where the restart was (the slot above sp_test_jit_a's return
+	 * Where the restart was (the slot above jit_call_asm's return
 	 * address), and the slots of the return addresses above it, next to
 	 * which the frames keep what the unwinding reads.
 	 */
@@ -266,7 +216,7 @@ static void test_memo(struct sp_procs *procs, uint32_t pid)
 		for (i = 1; i < b->nr_user; i++)
 			if (w == b->ips[i] && nret < 64) {
 				ret[nret++] = k;
-				if (!strcmp(name_of(proc, w - 1), "sp_test_jit_a"))
+				if (!strcmp(name_of(proc, w - 1), "jit_call_asm"))
 					restart_sp = regs[7] + k + 8;
 			}
 	}
@@ -352,7 +302,7 @@ int main(void)
 	int i;
 
 	CHECK(cache && procs && u && f);
-	make_tramp();
+	CHECK(jit_setup() == 0);
 	load_maps(procs, 42);
 	CHECK(stack_top != 0);
 	chain_a();
