@@ -17,7 +17,8 @@ static struct options {
 	const char *output;
 	const char *cache_dir;	/* NULL: the default */
 	int quiet;
-} opt = { "-", "-", NULL, 0 };
+	int no_memo;
+} opt = { "-", "-", NULL, 0, 0 };
 
 /* What main() works with: reachable from here until it returns or dies. */
 static struct sp_in *in;
@@ -26,7 +27,7 @@ static struct sp_unwstream *u;
 
 static void usage(void)
 {
-	printf("usage: sp-unwind [-q] [-o FILE] [--cache-dir DIR] [FILE]\n"
+	printf("usage: sp-unwind [-q] [-o FILE] [--cache-dir DIR] [--no-memo] [FILE]\n"
 	       "\n"
 	       "Unwind the user stacks of a raw stream (from sp-record) with DWARF CFI\n"
 	       "and write the unwound stream: samples that reference stack IDs.\n"
@@ -37,6 +38,10 @@ static void usage(void)
 	       "      --cache-dir DIR  the build-id cache sp-record kept copies in\n"
 	       "                       (default $XDG_CACHE_HOME/stackpulse, else\n"
 	       "                       ~/.cache/stackpulse)\n"
+	       "      --no-memo        step through every frame of every sample: take\n"
+	       "                       none from the thread's last stack where both\n"
+	       "                       restarted alike (the same output, slower; for\n"
+	       "                       checking that)\n"
 	       "  -q, --quiet          no report on standard error\n"
 	       "  -h, --help           this help\n"
 	       "  -V, --version        print the version\n"
@@ -53,10 +58,11 @@ static int emit(void *arg, const struct sp_rec_hdr *rec)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CACHE_DIR = 256 };
+	enum { OPT_CACHE_DIR = 256, OPT_NO_MEMO };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
+		{ "no-memo", no_argument, NULL, OPT_NO_MEMO },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -82,6 +88,9 @@ int main(int argc, char **argv)
 			if (!*optarg)
 				sp_usage_error("invalid cache directory '': must be a path");
 			opt.cache_dir = optarg;
+			break;
+		case OPT_NO_MEMO:
+			opt.no_memo = 1;
 			break;
 		case 'h':
 			usage();
@@ -111,6 +120,8 @@ int main(int argc, char **argv)
 	if (!u || (opt.cache_dir &&
 		   sp_locator_set_store(sp_unwstream_locator(u), opt.cache_dir)))
 		sp_die("out of memory");
+	if (opt.no_memo)
+		sp_unwstream_set_memo(u, 0);
 	sp_locator_debuginfod(sp_unwstream_locator(u), &why);
 	if (why)
 		sp_warn("DEBUGINFOD_URLS is set, but no file is fetched: %s", why);

@@ -501,6 +501,18 @@ assert_share() {
 	fi
 }
 
+# same_without_memo RAW: sp-unwind writes the same unwound stream of RAW
+# with and without what it takes from a thread's last stack (--no-memo).
+same_without_memo() {
+	local raw=$1
+	run "$SP_UNWIND" -q -o "$raw.unw" "$raw"
+	((status <= 1)) || fail "sp-unwind failed ($status): $output"
+	run "$SP_UNWIND" -q --no-memo -o "$raw.nomemo.unw" "$raw"
+	((status <= 1)) || fail "sp-unwind --no-memo failed ($status): $output"
+	cmp "$raw.unw" "$raw.nomemo.unw" ||
+		fail "sp-unwind wrote another stream of $raw with --no-memo"
+}
+
 # assert_share_near FILE REGEX DESIGN: within WL_SHARE_TOLERANCE points.
 assert_share_near() {
 	assert_share "$1" "$2" $(($3 - WL_SHARE_TOLERANCE)) $(($3 + WL_SHARE_TOLERANCE))
