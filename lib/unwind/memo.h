@@ -6,8 +6,10 @@
  *
  * The unwinder restarts libunwind from a few registers where it leaves
  * code without CFI (Python's perf trampolines, Go's stack steps): from
- * there on, what it does depends only on those registers, on what it reads
- * and on the process's files and mappings.  A memo keeps, for each restart
+ * there on, what it does depends only on those registers, on what it reads,
+ * on whether a read past the stack copy failed before (which makes a stack
+ * that ends in an error a truncated one) and on the process's files and
+ * mappings.  A memo keeps, for each restart
  * of one unwinding, the registers it restarted from and every read after
  * it whose answer can change from sample to sample (stack words, reads
  * that failed) with the answer; reads of the files are left out.  When a
@@ -29,6 +31,7 @@
 /* What a restart began from. */
 struct sp_memo_state {
 	uint32_t have;			/* bit per register of regs */
+	uint32_t truncated;		/* a read past the copy failed before */
 	uint64_t regs[SP_MEMO_REGS];	/* 0 where not in have */
 };
 

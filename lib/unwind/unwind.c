@@ -706,12 +706,16 @@ static int go_frame(struct ctx *c, unw_addr_space_t as, unw_cursor_t *cur,
 	return 0;
 }
 
-/* The registers a restart begins from: all libunwind will read of the sample's. */
+/*
+ * What a restart begins from: all libunwind will read of the sample's
+ * registers, and whether the stack is known to go on past the copy.
+ */
 static void restart_state(const struct ctx *c, struct sp_memo_state *st)
 {
 	int r;
 
 	memset(st, 0, sizeof(*st));
+	st->truncated = !!c->truncated;
 	for (r = 0; r < SP_MEMO_REGS; r++)
 		if (c->have & 1u << unw_to_perf[r]) {
 			st->have |= 1u << r;
@@ -793,6 +797,7 @@ static int memo_restart(struct ctx *c, struct sp_frames *out)
 		unsigned n = last->nframes - rs->frame;
 
 		if (rs->st.have != st.have ||
+		    rs->st.truncated != st.truncated ||
 		    memcmp(rs->st.regs, st.regs, sizeof(st.regs)))
 			continue;
 		if (out->nr_user + n > SP_UNWIND_MAX_FRAMES ||
