@@ -38,12 +38,13 @@ go_record() {
 	local name=$1
 	PIPE_OUT=$D/$name.folded
 	WL_CLOCK=cpu stage sp-record "$SP_RECORD" -F 999 -m 8192 -- "$GODIR/$name/wl-go" 2 1 |
+		stage tee-raw tee "$D/$name.raw" |
 		stage sp-unwind "$SP_UNWIND" |
 		stage tee-unw tee "$D/$name.unw" |
 		stage sp-symbolize "$SP_SYMBOLIZE" --no-inline |
 		stage tee-sym tee "$D/$name.sym" |
 		stage sp-fold "$SP_FOLD" >"$PIPE_OUT"
-	collect_stages sp-record sp-unwind tee-unw sp-symbolize tee-sym sp-fold
+	collect_stages sp-record tee-raw sp-unwind tee-unw sp-symbolize tee-sym sp-fold
 	assert_pipeline_ok "$PIPE_OUT"
 	cp "$PIPE_OUT.sp-unwind.err" "$D/$name.unwind.err"
 }
@@ -212,6 +213,14 @@ only_in() {
 		((COMPLETE + TRUNCATED <= SAMPLES && COMPLETE * 100 >= SAMPLES * 50)) ||
 			fail "$name: $(tail -1 "$D/$name.unwind.err")"
 	done
+}
+
+@test "go: what sp-unwind takes from a thread's last stack changes nothing" {
+	# every Go frame restarts libunwind above it (pclntab steps)
+	same_without_memo "$D/plain.raw"
+	same_without_memo "$D/stripped.raw"
+	cmp "$D/plain.raw.unw" "$D/plain.unw" ||
+		fail "sp-unwind of the kept raw stream differs from the pipeline's"
 }
 
 @test "go: samples under the GC end at a Go stack switch, counted truncated" {
