@@ -232,31 +232,44 @@ static int remove_copy(const char *dir)
 }
 
 /*
+ * The length of what name is kept as: "elf", "symbols" or "symbols-VARIANT"
+ * (symcache.h), with or without a temporary file's ".tmp.*" after it; 0
+ * for a name the store does not know.
+ */
+static size_t kept_name(const char *name)
+{
+	size_t len;
+
+	if (!strncmp(name, "elf", 3))
+		return name[3] && name[3] != '.' ? 0 : 3;
+	if (strncmp(name, "symbols", 7))
+		return 0;
+	len = 7;
+	if (name[len] == '-')
+		len += 1 + strspn(name + len + 1, "abcdefghijklmnopqrstuvwxyz-");
+	return name[len] && name[len] != '.' ? 0 : len;
+}
+
+/*
  * One copy's directory, DIR/buildid/ab/NAME: note what it holds (the elf,
- * the symbol cache: their bytes, the newest time), remove its temporary
+ * the symbol caches: their bytes, the newest time), remove its temporary
  * files that are old enough to have been cut short.
  */
 static int note_copy(struct walk *w, const char *dir)
 {
-	static const char *const kept[] = { "elf", "symbols" };
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	struct stat st;
 	char path[4096];
 	struct copy c = { 0 };
 	int held = 0;
-	size_t i, len = 0;
+	size_t len;
 
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
-		for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
-			len = strlen(kept[i]);
-			if (!strncmp(de->d_name, kept[i], len))
-				break;
-		}
-		if (i == sizeof(kept) / sizeof(kept[0]) ||
-		    join(path, sizeof(path), dir, de->d_name) ||
+		len = kept_name(de->d_name);
+		if (!len || join(path, sizeof(path), dir, de->d_name) ||
 		    lstat(path, &st) || !S_ISREG(st.st_mode))
 			continue;
 		if (!strncmp(de->d_name + len, ".tmp.", 5)) {

@@ -15,8 +15,9 @@
  * DIR by default $XDG_CACHE_HOME/stackpulse (~/.cache/stackpulse).  A copy
  * is written to a temporary file beside its place and renamed into it, so
  * a reader never sees half a file; every reader checks the build-id of what
- * it opens anyway.  The symbol cache (symcache.h) keeps its file for the
- * build-id in the same directory, DIR/buildid/ab/cdef0123.../symbols.  A
+ * it opens anyway.  The symbol cache (symcache.h) keeps its files for the
+ * build-id in the same directory, DIR/buildid/ab/cdef0123.../symbols (and
+ * symbols-VARIANT for answers of other settings).  A
  * file's modification time is when it was last written or needed: the
  * store is trimmed to a size by evicting the directories whose newest file
  * is the oldest.

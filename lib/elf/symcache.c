@@ -31,9 +31,21 @@ struct sp_symcache {
 };
 
 int sp_symcache_path(const char *dir, const uint8_t *bid, size_t len,
-		     char *buf, size_t size)
+		     const char *variant, char *buf, size_t size)
 {
-	return sp_bidstore_file(dir, bid, len, "symbols", buf, size);
+	char name[64];
+	size_t i;
+
+	if (!variant || !*variant)
+		return sp_bidstore_file(dir, bid, len, "symbols", buf, size);
+	for (i = 0; variant[i]; i++)
+		if (!(variant[i] >= 'a' && variant[i] <= 'z') &&
+		    variant[i] != '-')
+			return -EINVAL;
+	if (i > sizeof(name) - sizeof("symbols-"))
+		return -ENAMETOOLONG;
+	snprintf(name, sizeof(name), "symbols-%s", variant);
+	return sp_bidstore_file(dir, bid, len, name, buf, size);
 }
 
 static uint32_t file_crc(const uint8_t *p, size_t size)

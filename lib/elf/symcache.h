@@ -5,10 +5,10 @@
  * same binary names those addresses without reading its symbol tables or
  * opening its DWARF.
  *
- * One file per build-id, beside the build-id cache's copy of the binary
- * (bidstore.h):
+ * One file per build-id and variant of settings, beside the build-id
+ * cache's copy of the binary (bidstore.h):
  *
- *	DIR/buildid/ab/cdef0123.../symbols
+ *	DIR/buildid/ab/cdef0123.../symbols[-VARIANT]
  *
  * made to be mapped and searched in place: a header, entries sorted by
  * (address, exact), the frames of each entry's inline chain, and the
@@ -73,10 +73,14 @@ struct sp_symcache;
 
 /*
  * The path of bid's symbol cache under dir (bid len bytes, 1..20), into
- * buf.  Returns 0, -EINVAL for an empty build-id, -ENAMETOOLONG.
+ * buf: DIR/buildid/ab/cdef.../symbols, or symbols-VARIANT for answers of
+ * other settings that are to be kept beside the usual ones (a symbolizer
+ * that names no lines, say) instead of replacing them.  Returns 0, -EINVAL
+ * for an empty build-id or a variant of other than a-z and '-',
+ * -ENAMETOOLONG.
  */
 int sp_symcache_path(const char *dir, const uint8_t *bid, size_t len,
-		     char *buf, size_t size);
+		     const char *variant, char *buf, size_t size);
 
 /*
  * Check size bytes at data as the symbol cache of bid with key (data is

@@ -2,6 +2,7 @@
 /* src-elf.c: frames of mapped ELF files: symbol tables, debug files, DWARF. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -171,6 +172,22 @@ static uint32_t module_key(const struct sp_symbolizer *s,
 }
 
 /*
+ * The symbol cache's variant of the symbolizer's settings (symcache.h):
+ * answers without lines, say, are kept beside the usual ones, so that
+ * tools naming frames for outputs that show no lines (sp-fold's folded
+ * stacks) and sp-symbolize do not replace each other's files.
+ */
+static const char *cache_variant(const struct sp_symbolizer *s, char *buf,
+				 size_t size)
+{
+	snprintf(buf, size, "%s%s%s",
+		 s->flags & SP_SYM_NO_LINES ? "-nolines" : "",
+		 s->flags & SP_SYM_NO_INLINES ? "-noinline" : "",
+		 s->flags & SP_SYM_NO_DEMANGLE ? "-nodemangle" : "");
+	return *buf ? buf + 1 : NULL;
+}
+
+/*
  * Find what stands behind a module (its debug file, where its DWARF is)
  * and open its symbol cache; the costly parts wait for module_open().
  */
@@ -184,7 +201,7 @@ static int module_load(struct sp_symbolizer *s, struct src_module *mod,
 	int want_dwarf = (s->flags & (SP_SYM_NO_LINES | SP_SYM_NO_INLINES)) !=
 			 (SP_SYM_NO_LINES | SP_SYM_NO_INLINES);
 	Elf *dwarf_elf = NULL;
-	char path[4096];
+	char path[4096], variant[64];
 	const char *why;
 	uint64_t off;
 	int r;
@@ -220,7 +237,9 @@ static int module_load(struct sp_symbolizer *s, struct src_module *mod,
 		return 0;
 	mod->key = module_key(s, mod);
 	if (!mod->key ||
-	    sp_symcache_path(s->elf.cache_dir, bid, bid_len, path, sizeof(path)))
+	    sp_symcache_path(s->elf.cache_dir, bid, bid_len,
+			     cache_variant(s, variant, sizeof(variant)), path,
+			     sizeof(path)))
 		return 0;
 	r = sp_symcache_open(path, bid, bid_len, mod->key, &mod->cache, &why,
 			     &off);
@@ -572,7 +591,8 @@ int src_elf_save(struct sp_symbolizer *s)
 	struct sp_symcache_answer *v;
 	struct sp_frame *buf;
 	const uint8_t *bid;
-	char path[4096];
+	char path[4096], vbuf[64];
+	const char *variant = cache_variant(s, vbuf, sizeof(vbuf));
 	size_t i, n, bid_len;
 	int64_t w;
 	int r = 0, err;
@@ -583,7 +603,7 @@ int src_elf_save(struct sp_symbolizer *s)
 		if (!mod->key || (!mod->computed && !mod->hits))
 			continue;
 		bid_len = sp_elf_get_build_id(mod->elf, &bid);
-		if (sp_symcache_path(e->cache_dir, bid, bid_len, path,
+		if (sp_symcache_path(e->cache_dir, bid, bid_len, variant, path,
 				     sizeof(path)))
 			continue;
 		if (!mod->computed) {

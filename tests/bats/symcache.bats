@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: MIT
 # symcache.bats: sp-symbolize's symbol cache (lib/elf/symcache.h).  A
 # second run over the same binaries names every address from the cache:
-# the same output, no symbol table or DWARF read.  A cache that is
-# damaged, cut or of other settings is never trusted, and is replaced; one
-# that cannot be written costs a warning, never the output; it counts
-# against the build-id cache's size.  Programs are built here; streams are
+# the same output, no symbol table or DWARF read.  Answers of other
+# settings (--no-lines, ...) are kept in files of their own.  A cache that
+# is damaged, cut or of other debug files is never trusted, and is
+# replaced; one that cannot be written costs a warning, never the output;
+# every one counts against the build-id cache's size.  Programs are built here; streams are
 # recorded live or built by tests/bats/mkstream.pl.
 
 load common
@@ -217,26 +218,52 @@ cache_stats() {
 	grep -qF "sp-symbolize: cannot write the symbol cache in '$CACHE': " <<<"$stderr" || fail "stderr: $stderr"
 }
 
-@test "a symbol cache of other settings is not used: --no-lines, --no-inline, --no-demangle" {
-	local opt
+@test "answers of other settings are kept beside the usual ones: --no-lines, --no-inline, --no-demangle" {
+	local opt f
 	sc_stream "$T/in.unw" sc_leaf sc_other
-	symbolize "$T/out.sym" "$T/in.unw"
-	cache_stats 0 0 0 0 1
-	for opt in --no-lines --no-inline --no-demangle; do
-		symbolize "$T/ref.sym" --no-symbol-cache "$opt" "$T/in.unw"
-		symbolize "$T/out.sym" "$opt" "$T/in.unw"
-		assert_success
-		cache_stats 0 0 1 0 1
-		cmp "$T/ref.sym" "$T/out.sym" || fail "$opt: named as without it"
-		# now the cache is of these settings
-		symbolize "$T/out.sym" "$opt" "$T/in.unw"
-		cache_stats 1 3 0 0 0
-		cmp "$T/ref.sym" "$T/out.sym" || fail "$opt: named differently from its cache"
-	done
 	symbolize "$T/ref.sym" --no-symbol-cache "$T/in.unw"
 	symbolize "$T/out.sym" "$T/in.unw"
+	cache_stats 0 0 0 0 1
+	f=$(symbols_of "$D/sc")
+	for opt in --no-lines --no-inline --no-demangle; do
+		symbolize "$T/ref-opt.sym" --no-symbol-cache "$opt" "$T/in.unw"
+		symbolize "$T/out.sym" "$opt" "$T/in.unw"
+		assert_success
+		cache_stats 0 0 0 0 1
+		cmp "$T/ref-opt.sym" "$T/out.sym" || fail "$opt: named as without it"
+		[[ -f $f-${opt//-/} ]] || fail "$opt: not in a file of its own: $(ls "$(dirname "$f")")"
+		symbolize "$T/out.sym" "$opt" "$T/in.unw"
+		cache_stats 1 3 0 0 0
+		cmp "$T/ref-opt.sym" "$T/out.sym" || fail "$opt: named differently from its cache"
+	done
+	symbolize "$T/out.sym" --no-lines --no-demangle "$T/in.unw"
+	cache_stats 0 0 0 0 1
+	[[ -f $f-nolines-nodemangle ]] || fail "not in a file of its own: $(ls "$(dirname "$f")")"
+	# the usual answers are still there, as they were
+	symbolize "$T/out.sym" "$T/in.unw"
+	cache_stats 1 3 0 0 0
+	cmp "$T/ref.sym" "$T/out.sym" || fail "the usual cache named differently"
+}
+
+@test "a symbol cache of other debug files is not used, and is replaced" {
+	local bid
+	bid=$(build_id "$D/sc")
+	strip -o "$T/sc" "$D/sc"
+	mkdir -p "$T/root/.build-id/${bid:0:2}"
+	cp "$D/sc" "$T/root/.build-id/${bid:0:2}/${bid:2}.debug"
+	SC_BIN=$T/sc sc_stream "$T/in.unw" sc_leaf sc_other
+	symbolize "$T/bare.sym" --no-system-debug "$T/in.unw"
+	cache_stats 0 0 0 0 1
+	# with its debug file found, the answers of the bare binary are stale
+	symbolize "$T/ref.sym" --no-symbol-cache --debug-dir "$T/root" "$T/in.unw"
+	! cmp -s "$T/bare.sym" "$T/ref.sym" || fail "the debug file named nothing more"
+	symbolize "$T/out.sym" --debug-dir "$T/root" "$T/in.unw"
+	assert_success
 	cache_stats 0 0 1 0 1
-	cmp "$T/ref.sym" "$T/out.sym" || fail "named as with --no-demangle"
+	cmp "$T/ref.sym" "$T/out.sym" || fail "named from the stale cache"
+	symbolize "$T/out.sym" --debug-dir "$T/root" "$T/in.unw"
+	cache_stats 1 3 0 0 0
+	cmp "$T/ref.sym" "$T/out.sym" || fail "named differently from its cache"
 }
 
 @test "a symbol cache that cannot be written: a warning, the whole output, exit 0" {
@@ -253,14 +280,15 @@ cache_stats() {
 @test "the symbol cache counts against --cache-size: the least recently used build-ids go, old temporary files too" {
 	local old f
 	# the build-id cache of earlier runs: copies and symbol caches of 100 KiB
-	for old in 0a01/elf 0b02/symbols 0c03/elf; do
+	for old in 0a01/elf 0b02/symbols-nolines 0c03/elf; do
 		mkdir -p "$T/cache/buildid/${old:0:2}/${old:2:2}"
 		head -c 102400 /dev/zero >"$T/cache/buildid/${old:0:2}/${old:2}"
 	done
 	touch -d '3 days ago' "$T/cache/buildid/0a/01/elf"
-	touch -d '2 days ago' "$T/cache/buildid/0b/02/symbols"
+	touch -d '2 days ago' "$T/cache/buildid/0b/02/symbols-nolines"
 	# a write cut short long ago, and one under way now
 	touch -d '2 hours ago' "$T/cache/buildid/0c/03/symbols.tmp.AbCdEf"
+	touch -d '2 hours ago' "$T/cache/buildid/0c/03/symbols-nolines.tmp.MnOpQr"
 	touch "$T/cache/buildid/0c/03/symbols.tmp.GhIjKl"
 	sc_stream "$T/in.unw"
 	symbolize "$T/out.sym" --cache-dir "$T/cache" --cache-size 150K "$T/in.unw"
@@ -273,7 +301,8 @@ cache_stats() {
 	[[ ! -e $T/cache/buildid/0a/01 && ! -e $T/cache/buildid/0b/02 ]] || fail "the oldest were kept: $(cd "$T/cache" && find . | sort)"
 	[[ -z $(find "$T/cache/buildid" -mindepth 1 -type d -empty) ]] || fail "empty directories left: $(cd "$T/cache" && find . | sort)"
 	[[ -f $T/cache/buildid/0c/03/elf ]] || fail "the newest copy was evicted"
-	[[ ! -e $T/cache/buildid/0c/03/symbols.tmp.AbCdEf ]] || fail "an old temporary file was kept"
+	[[ ! -e $T/cache/buildid/0c/03/symbols.tmp.AbCdEf &&
+	   ! -e $T/cache/buildid/0c/03/symbols-nolines.tmp.MnOpQr ]] || fail "an old temporary file was kept"
 	[[ -e $T/cache/buildid/0c/03/symbols.tmp.GhIjKl ]] || fail "a new temporary file was removed"
 	# a run that only reads marks its cache as needed
 	touch -d '1 day ago' "$f"

@@ -60,11 +60,23 @@ int main(void)
 	int p;
 
 	CHECK(mkdtemp(dir) != NULL);
-	CHECK(sp_symcache_path(dir, bid, sizeof(bid), path, sizeof(path)) == 0);
+	CHECK(sp_symcache_path(dir, bid, sizeof(bid), NULL, path, sizeof(path)) == 0);
 	CHECK(strstr(path, "/buildid/ab/cd0102") != NULL);
-	CHECK(sp_symcache_path(dir, bid, 0, path, sizeof(path)) == -EINVAL);
-	CHECK(sp_symcache_path(dir, bid, sizeof(bid), path, 10) == -ENAMETOOLONG);
-	CHECK(sp_symcache_path(dir, bid, sizeof(bid), path, sizeof(path)) == 0);
+	CHECK(sp_symcache_path(dir, bid, 0, NULL, path, sizeof(path)) == -EINVAL);
+	CHECK(sp_symcache_path(dir, bid, sizeof(bid), NULL, path, 10) == -ENAMETOOLONG);
+	/* a variant of settings is a file of its own beside it */
+	CHECK(sp_symcache_path(dir, bid, sizeof(bid), "nolines-noinline", path,
+			       sizeof(path)) == 0);
+	CHECK(strstr(path, "/buildid/ab/cd0102") != NULL);
+	CHECK(strlen(path) > 25 &&
+	      !strcmp(path + strlen(path) - 25, "/symbols-nolines-noinline"));
+	CHECK(sp_symcache_path(dir, bid, sizeof(bid), "", path, sizeof(path)) == 0);
+	CHECK(strlen(path) > 8 && !strcmp(path + strlen(path) - 8, "/symbols"));
+	CHECK(sp_symcache_path(dir, bid, sizeof(bid), "../x", path,
+			       sizeof(path)) == -EINVAL);
+	CHECK(sp_symcache_path(dir, bid, sizeof(bid), "No", path,
+			       sizeof(path)) == -EINVAL);
+	CHECK(sp_symcache_path(dir, bid, sizeof(bid), NULL, path, sizeof(path)) == 0);
 	CHECK(sp_symcache_open(path, bid, sizeof(bid), 5, &c, &why, &off) ==
 	      -ENOENT);
 
