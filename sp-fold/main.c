@@ -360,6 +360,14 @@ static void open_binary(const char *kind)
 	}
 	if (!off)
 		sp_die("out of memory");
+	/*
+	 * folded stacks and --top show functions, never a file or a line:
+	 * finding no lines spares each CU's line table (a quarter of naming a
+	 * Python recording's frames the first time); their symbol cache is a
+	 * variant of its own (symcache.h), beside sp-symbolize's
+	 */
+	if (opt.format == FMT_FOLDED)
+		opt.sym.flags |= SP_SYM_NO_LINES;
 	u = sp_offline_unwinder(off);
 	if (u && opt.sym.cache_dir &&
 	    sp_locator_set_store(sp_unwstream_locator(u), opt.sym.cache_dir))

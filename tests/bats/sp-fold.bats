@@ -257,6 +257,14 @@ EOF_CASES
 		fail "no main;run;outer_a;middle_a;leaf_a stack"
 	[[ -n $(find "$T/c2/buildid" -name symbols | head -1) ]] ||
 		fail "no symbol cache written in $T/c2"
+	# folded stacks show no lines and are named without: their symbol
+	# cache is a variant of its own, beside the one pprof's and
+	# speedscope's runs wrote, which sp-symbolize names everything from
+	[[ -n $(find "$T/c2/buildid" -name symbols-nolines | head -1) ]] ||
+		fail "no symbol cache of folded stacks in $T/c2: $(find "$T/c2/buildid")"
+	"$SP_SYMBOLIZE" --cache-dir "$T/c2" --stats <"$T/run.unw" >"$T/again.sym" 2>"$T/err"
+	cmp -s "$T/run.sym" "$T/again.sym" || fail "sp-symbolize from sp-fold's cache differs"
+	grep -q " 0 DWARF opened" "$T/err" || fail "sp-symbolize read DWARF again: $(cat "$T/err")"
 	# standard input that is a file is a file
 	"$SP_FOLD" --cache-dir "$T/c2" <"$T/run.raw" >"$T/got"
 	cmp -s "$T/want" "$T/got" || fail "sp-fold < RAW differs from the pipeline's"
