@@ -220,15 +220,16 @@ static int in_plt(Elf *e, uint64_t vaddr)
  * The CU holding pc: from .debug_aranges (a slice's own reading, or
  * libdw's of a file read whole) while every address so far had an entry
  * there, else from the index of every CU's ranges (which needs all of a
- * slice inflated).
+ * slice inflated).  A slice inflates the CU's line table only when lines
+ * are asked for.
  */
-static int find_cu(struct sp_dwarf *d, uint64_t pc, Dwarf_Die *cu)
+static int find_cu(struct sp_dwarf *d, uint64_t pc, int lines, Dwarf_Die *cu)
 {
 	const struct cu_range *r;
 
 	if (d->slice && !d->indexed) {
 		Dwarf_Off off;
-		int n = sp_dwslice_unit(d->slice, pc, &off);
+		int n = sp_dwslice_unit(d->slice, pc, lines, &off);
 
 		if (n >= 0) {
 			d->units += n;
@@ -409,7 +410,7 @@ int sp_dwarf_lookup(struct sp_dwarf *d, uint64_t pc, unsigned flags,
 
 	if (!max)
 		return 0;
-	if (find_cu(d, pc, &cu))
+	if (find_cu(d, pc, !!(flags & SP_DWARF_LINES), &cu))
 		return 0;
 	fns = cu_functions(d, &cu);
 	if (!fns)

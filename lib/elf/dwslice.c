@@ -32,8 +32,9 @@ static const char *const refused[] = {
 };
 
 /* What units maps a walked unit's offset to, with its header size. */
+#define UNIT_LINES	(1ull << 61)	/* its line table readable too */
 #define UNIT_FOREIGN	(1ull << 62)	/* its forms may point outside it */
-#define UNIT_READY	(1ull << 63)	/* line table readable too */
+#define UNIT_READY	(1ull << 63)	/* its DIEs readable */
 #define UNIT_HSIZE	0xffffull
 
 /* Inflate this much past what is asked, so that growth comes in steps. */
@@ -335,15 +336,20 @@ static int line_table(struct sp_dwslice *s, uint64_t off)
 	return r == -EIO ? r : 0;
 }
 
-/* Returns 0 when the unit was ready before, 1 when it is now, or -errno. */
-static int unit_ready(struct sp_dwslice *s, uint64_t unit, Dwarf_Off *die)
+/*
+ * Make the unit's DIEs readable, and its line table when lines is set.
+ * Returns 0 when its DIEs were readable before, 1 when they are now, or
+ * -errno.
+ */
+static int unit_ready(struct sp_dwslice *s, uint64_t unit, int lines,
+		      Dwarf_Off *die)
 {
 	struct sp_u64slot *slot;
 	Dwarf_Attribute a;
 	Dwarf_Word stmt;
 	Dwarf_Die cu;
 	uint64_t v;
-	int r;
+	int r, first = 0;
 
 	while (s->walked <= unit)
 		if ((r = walk_unit(s)))
@@ -353,18 +359,22 @@ static int unit_ready(struct sp_dwslice *s, uint64_t unit, Dwarf_Off *die)
 		return -ENOENT;
 	v = slot->val;
 	*die = unit + (v & UNIT_HSIZE);
-	if (v & UNIT_READY)
+	if ((v & UNIT_READY) && (!lines || (v & UNIT_LINES)))
 		return 0;
-	if ((v & UNIT_FOREIGN) && (r = sp_dwslice_whole(s)))
-		return r;
+	if (!(v & UNIT_READY)) {
+		if ((v & UNIT_FOREIGN) && (r = sp_dwslice_whole(s)))
+			return r;
+		first = 1;
+	}
 	if (!dwarf_offdie(s->dw, *die, &cu))
 		return -ENOENT;
-	if (dwarf_formudata(dwarf_attr(&cu, DW_AT_stmt_list, &a), &stmt) == 0 &&
+	if (lines &&
+	    dwarf_formudata(dwarf_attr(&cu, DW_AT_stmt_list, &a), &stmt) == 0 &&
 	    s->sec[S_LINE].present && (r = line_table(s, stmt)))
 		return r;
 	slot = sp_u64map_find(&s->units, unit);
-	slot->val |= UNIT_READY;
-	return 1;
+	slot->val |= UNIT_READY | (lines ? UNIT_LINES : 0);
+	return first;
 }
 
 static int arange_cmp(const void *a, const void *b)
@@ -430,7 +440,8 @@ static int read_aranges(struct sp_dwslice *s)
 	return 0;
 }
 
-int sp_dwslice_unit(struct sp_dwslice *s, uint64_t pc, Dwarf_Off *die)
+int sp_dwslice_unit(struct sp_dwslice *s, uint64_t pc, int lines,
+		    Dwarf_Off *die)
 {
 	const struct arange *best = NULL;
 	size_t end, i, k;
@@ -444,7 +455,7 @@ int sp_dwslice_unit(struct sp_dwslice *s, uint64_t pc, Dwarf_Off *die)
 			best = &s->ar[i];
 	if (!best)
 		return -ENOENT;
-	return unit_ready(s, best->unit, die);
+	return unit_ready(s, best->unit, lines, die);
 }
 
 /* ------------------------------------------------------------ the image */

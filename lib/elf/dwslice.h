@@ -57,13 +57,15 @@ void sp_dwslice_free(struct sp_dwslice *s);
 Dwarf *sp_dwslice_dwarf(struct sp_dwslice *s);
 
 /*
- * Make the unit holding pc readable and set *die to the offset of its
- * unit DIE.  Returns 1 the first time for a unit, 0 after, -ENOENT when
+ * Make the unit holding pc readable, its line table too when lines is
+ * set, and set *die to the offset of its unit DIE.  Returns 1 the first
+ * time for a unit, 0 after, -ENOENT when
  * .debug_aranges has no entry for pc (then call sp_dwslice_whole() and
  * look for it the slow way), -EIO when
  * the compressed data is damaged (nothing more will be read from it).
  */
-int sp_dwslice_unit(struct sp_dwslice *s, uint64_t pc, Dwarf_Off *die);
+int sp_dwslice_unit(struct sp_dwslice *s, uint64_t pc, int lines,
+		    Dwarf_Off *die);
 
 /*
  * Inflate everything: after it, any reading libdw does is covered.

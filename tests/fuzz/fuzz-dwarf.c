@@ -113,8 +113,10 @@ static char *build(const struct part *sec, int nsec, int cut, size_t *size)
 
 static void probe(struct sp_dwarf *d, uint64_t pc)
 {
+	/* without lines first: a slice inflates a unit's line table later */
 	static const unsigned flags[] = {
-		SP_DWARF_INLINES | SP_DWARF_LINES, SP_DWARF_LINES, 0,
+		SP_DWARF_INLINES, SP_DWARF_INLINES | SP_DWARF_LINES,
+		SP_DWARF_LINES, 0,
 	};
 	struct sp_src_frame out[16];
 	size_t i;

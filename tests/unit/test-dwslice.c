@@ -270,6 +270,27 @@ static void test_self(const char *self)
 	}
 	file_close(&one);
 
+	/*
+	 * without lines the unit's line table is left compressed; asked for
+	 * after, it is inflated, and the answer is the whole file's
+	 */
+	CHECK(file_open(&one, comp) == 0);
+	CHECK(one.d && sp_dwarf_lookup(one.d, pc, SP_DWARF_INLINES, f, 8) > 0);
+	if (one.d) {
+		size_t nolines;
+
+		CHECK(f[0].file == NULL && f[0].line == 0);
+		sp_dwarf_inflated(one.d, &nolines, &total);
+		CHECK(sp_dwarf_lookup(one.d, pc, SP_DWARF_INLINES |
+				      SP_DWARF_LINES, f, 8) > 0);
+		CHECK(f[0].file != NULL && f[0].line > 0);
+		sp_dwarf_inflated(one.d, &done, &total);
+		CHECK(done > nolines);
+		CHECK(same_answer(&plain, &one, pc));
+		CHECK(sp_dwarf_units(one.d) == 1);
+	}
+	file_close(&one);
+
 	n = compare(self, &plain, &sliced, 1, &differ, &named);
 	CHECK(n > 300);
 	CHECK(named > 100);
@@ -343,6 +364,19 @@ static void test_libc(void)
 		CHECK(total > 1000000 && done < total / 4);
 		printf("test-dwslice: libc, one address: %zu of %zu bytes "
 		       "inflated\n", done, total);
+	}
+	file_close(&sliced);
+	/* its inline chain alone: less, its line table left compressed */
+	CHECK(file_open(&sliced, path) == 0);
+	CHECK(sliced.d && sp_dwarf_lookup(sliced.d, pc, SP_DWARF_INLINES,
+					 f, 8) > 0);
+	if (sliced.d) {
+		size_t nolines;
+
+		sp_dwarf_inflated(sliced.d, &nolines, &total);
+		CHECK(nolines < done);
+		printf("test-dwslice: libc, one address without lines: %zu "
+		       "bytes inflated\n", nolines);
 	}
 	file_close(&sliced);
 
