@@ -7,6 +7,7 @@
 #include "base/grow.h"
 #include "base/hashtab.h"
 #include "alive.h"
+#include "python.h"
 
 struct proc {
 	uint32_t pid;
@@ -267,6 +268,11 @@ int sp_alive_apply(struct sp_alive *a, const struct sp_rec_hdr *rec)
 	case SP_REC_EXIT:
 		expire(a, ((const struct sp_task_rec *)rec)->time);
 		return apply_exit(a, (const struct sp_task_rec *)rec);
+	/* records of a process that end nothing: they make it known */
+	case SP_REC_PERFMAP:
+		return sp_alive_see(a, ((const struct sp_perfmap_rec *)rec)->pid);
+	case SP_REC_PYCODE:
+		return sp_alive_see(a, ((const struct sp_pycode_rec *)rec)->pid);
 	default:
 		return 0;
 	}

@@ -40,11 +40,13 @@ struct sp_alive *sp_alive_new(sp_alive_forget_fn *forget, void *arg);
 void sp_alive_free(struct sp_alive *a);
 
 /*
- * Follow a record (FORK, COMM, EXIT, MMAP, IMAGE; other types are
- * ignored), which must have passed sp_rec_check_common(): forget the
- * processes that ended SP_ALIVE_LINGER_NS or more before its time, and the
- * one whose pid a FORK gives to a new process; then take in what it says.
- * Returns 0 or -ENOMEM.
+ * Follow a record (FORK, COMM, EXIT, MMAP, IMAGE; PERFMAP and PYCODE,
+ * which only make their process known; other types are ignored), which
+ * must have passed sp_rec_check_common(): forget the processes that ended
+ * SP_ALIVE_LINGER_NS or more before its time, and the one whose pid a FORK
+ * gives to a new process; then take in what it says.  Every reader must
+ * give it the same records of a stream, so that all forget the same
+ * processes at the same records.  Returns 0 or -ENOMEM.
  */
 int sp_alive_apply(struct sp_alive *a, const struct sp_rec_hdr *rec);
 

@@ -280,7 +280,8 @@ int sp_spool_writer_add(struct sp_spool_writer *w, const struct sp_rec_hdr *rec)
 		if (define(w, s->pid, s->id))
 			return w->err = -ENOMEM;
 		w->st.stacks++;
-	} else if (rec->type >= SP_REC_MMAP && rec->type <= SP_REC_IMAGE) {
+	} else if ((rec->type >= SP_REC_MMAP && rec->type <= SP_REC_IMAGE) ||
+		   rec->type == SP_REC_PERFMAP || rec->type == SP_REC_PYCODE) {
 		if (sp_alive_apply(w->alive, rec))
 			return w->err = -ENOMEM;
 	} else if (rec->type == SP_REC_SAMPLE) {

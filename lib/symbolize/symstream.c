@@ -250,6 +250,9 @@ int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 	case SP_REC_PERFMAP:
 		if ((bad = sp_rec_check_common(h)))
 			return refuse(ss, bad);
+		/* it makes its process known, as to every reader */
+		if (sp_procs_apply(sp_symbolizer_procs(ss->sym), h))
+			return -ENOMEM;
 		return sp_symbolizer_add_perf_map(ss->sym, pm->pid, pm->time,
 						  pm->text, pm->len,
 						  pm->flags & SP_PERFMAP_RESET);
@@ -258,6 +261,8 @@ int sp_symstream_feed(struct sp_symstream *ss, const struct sp_rec_hdr *h)
 
 		if ((bad = sp_pycode_parse(h, &pv)))
 			return refuse(ss, bad);
+		if (sp_procs_apply(sp_symbolizer_procs(ss->sym), h))
+			return -ENOMEM;
 		return sp_symbolizer_add_pycode(ss->sym, &pv);
 	}
 	case SP_REC_STACK:

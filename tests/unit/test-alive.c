@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "format/alive.h"
+#include "format/python.h"
 #include "records.h"
 #include "unit.h"
 
@@ -151,6 +152,33 @@ int main(void)
 	/* the EXIT of a process never named forgets nothing, adds nothing */
 	task(a, SP_REC_EXIT, 25 * S, 999, 1, 999, 0);
 	CHECK(!sp_alive_known(a, 999));
+
+	/*
+	 * a PERFMAP or PYCODE names its process as its first record does:
+	 * its main thread's EXIT then ends it, and every reader forgets it
+	 * at the same record (else one keeps stacks another forgot)
+	 */
+	{
+		struct sp_perfmap_rec pm = { { SP_REC_PERFMAP, sizeof(pm) } };
+		struct sp_pycode_rec pc = { { SP_REC_PYCODE, sizeof(pc) } };
+
+		pm.time = 25 * S;
+		pm.pid = 500;
+		pc.time = 25 * S;
+		pc.pid = 501;
+		pc.id = 1;
+		CHECK(sp_alive_apply(a, &pm.hdr) == 0);
+		CHECK(sp_alive_apply(a, &pc.hdr) == 0);
+		CHECK(sp_alive_known(a, 500) && threads(a, 500) == 1);
+		CHECK(sp_alive_known(a, 501) && threads(a, 501) == 1);
+		task(a, SP_REC_EXIT, 25 * S, 500, 1, 500, 0);
+		task(a, SP_REC_EXIT, 25 * S, 501, 1, 501, 0);
+		CHECK(sp_alive_ended(a, 500) && sp_alive_ended(a, 501));
+		/* they end nothing themselves: a late one forgets no one */
+		pm.time = 40 * S;
+		CHECK(sp_alive_apply(a, &pm.hdr) == 0);
+		CHECK(sp_alive_known(a, 501) && nforgotten == 4);
+	}
 
 	/* thousands of short lives, pids reused: it holds those alive */
 	for (i = 0; i < 20000; i++) {
