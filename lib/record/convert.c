@@ -282,7 +282,7 @@ static int conv_comm(struct sp_recorder *r, const struct perf_event_header *h)
 		o->flags = SP_COMM_EXEC;
 		rec_keep_forget(r, ids[0], t.time);	/* a new address space */
 		rec_pmap_exec(r, (pid_t)ids[0]);
-		rec_python_forget(r, ids[0]);
+		rec_python_forget(r, ids[0], t.time);
 	}
 	memcpy(o->comm, c.p, n < sizeof(o->comm) ? n : sizeof(o->comm) - 1);
 	return rec_note_ids(r, ids[0], ids[1], 0);
@@ -313,7 +313,7 @@ static int conv_task(struct sp_recorder *r, const struct perf_event_header *h)
 	o->ptid = f.ptid;
 	if (fork) {
 		if (f.pid != f.ppid)
-			rec_python_forget(r, f.pid);	/* a reused pid */
+			rec_python_forget(r, f.pid, f.time);	/* a reused pid */
 		if (f.pid != f.ppid &&
 		    (rec_pmap_fork(r, (pid_t)f.pid, (pid_t)f.ppid, f.time) ||
 		     rec_keep_fork(r, f.pid, f.ppid, f.time)))
@@ -323,7 +323,7 @@ static int conv_task(struct sp_recorder *r, const struct perf_event_header *h)
 	if (f.pid == f.tid) {
 		rec_pmap_exit(r, (pid_t)f.pid);
 		rec_keep_forget(r, f.pid, f.time);
-		rec_python_forget(r, f.pid);
+		rec_python_forget(r, f.pid, 0);
 	}
 	if (rec_thread_flags(r, f.tid) & REC_ID_ATTACHED)
 		rec_thread_exited(r, (pid_t)f.tid);

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/grow.h"
 #include "format/python.h"
 #include "python.h"
@@ -55,6 +56,7 @@ void rec_python_release(struct rec_python *py)
 	}
 	free(py->v);
 	sp_u64map_release(&py->procs);
+	sp_u64map_release(&py->looked);
 	sp_u64map_release(&py->out_ids);
 	free(py->out_open);
 	free(py->pending);
@@ -146,7 +148,7 @@ static struct rec_pyproc *examine(struct sp_recorder *r, uint32_t pid,
 				  int *err)
 {
 	struct rec_python *py = &r->py;
-	struct sp_u64slot *s;
+	struct sp_u64slot *s, *at;
 	struct rec_pyproc *pp = NULL;
 	struct sp_py_proc *p;
 	char why[SP_ERR_MAX];
@@ -162,6 +164,11 @@ static struct rec_pyproc *examine(struct sp_recorder *r, uint32_t pid,
 	if (!is_new)
 		return s->val && s->val != REFUSED ? &py->v[s->val - 1] : NULL;
 	s->val = 0;
+	if (!(at = sp_u64map_get(&py->looked, pid, NULL))) {
+		*err = sp_err_set(&r->err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	at->val = sp_mono_ns();	/* before /proc is read */
 	p = malloc(sizeof(*p));
 	if (!p) {
 		*err = sp_err_set(&r->err, -ENOMEM, "out of memory");
@@ -218,14 +225,17 @@ int rec_python_early(struct sp_recorder *r, pid_t pid)
 	return e;
 }
 
-void rec_python_forget(struct sp_recorder *r, uint32_t pid)
+void rec_python_forget(struct sp_recorder *r, uint32_t pid, uint64_t time)
 {
 	struct rec_python *py = &r->py;
 	struct sp_u64slot *s = sp_u64map_find(&py->procs, pid);
+	const struct sp_u64slot *at = sp_u64map_find(&py->looked, pid);
 	struct rec_pyproc *pp;
 
 	if (!s)
 		return;
+	if (time && at && time < at->val)
+		return;		/* looked at after it: already the new program */
 	if (s->val && s->val != REFUSED) {
 		pp = &py->v[s->val - 1];
 		free(pp->p);
@@ -236,6 +246,7 @@ void rec_python_forget(struct sp_recorder *r, uint32_t pid)
 			sp_py_bpf_forget(py->bpf, (pid_t)pid);
 	}
 	sp_u64map_del(&py->procs, pid);
+	sp_u64map_del(&py->looked, pid);
 }
 
 int rec_python_mapped(struct sp_recorder *r, uint32_t pid, const char *path)

@@ -499,6 +499,8 @@ struct rec_python {
 	struct sp_py_chain *pending;	/* per buffer: the last chain read */
 	uint8_t *pending_set;
 	struct sp_u64map procs;	/* pid -> index in v + 1; 0: no CPython */
+	struct sp_u64map looked;	/* pid -> CLOCK_MONOTONIC ns its /proc
+					   was read at, for procs */
 	struct rec_pyproc *v;
 	size_t n, cap;
 	uint32_t next_id;	/* code IDs, unique in the stream */
@@ -563,8 +565,15 @@ int rec_python_chain(struct sp_recorder *r, const struct perf_event_header *h);
 int rec_python_sample(struct sp_recorder *r, uint32_t pid, uint32_t tid,
 		      uint64_t time);
 
-/* Process pid has gone, or exec'd: what was known of it goes. */
-void rec_python_forget(struct sp_recorder *r, uint32_t pid);
+/*
+ * Process pid exec'd, or a new process took its pid, at time (CLOCK_MONOTONIC
+ * ns; 0: it has gone): what was known of it goes, unless it was read from
+ * /proc after that instant and so is already of the new program.  The
+ * buffers are drained one after another, not in time order, so a mapping
+ * made after an exec may be seen, and its process looked at, before the
+ * exec is.
+ */
+void rec_python_forget(struct sp_recorder *r, uint32_t pid, uint64_t time);
 
 void rec_python_release(struct rec_python *py);
 
