@@ -146,10 +146,13 @@ share() {
 	HOME=$T GOCACHE=$T/gocache "$GO" tool pprof -top -sample_index=off_cpu \
 		"$T/w.pb.gz" >"$T/top" 2>&1 || fail "pprof -top failed: $(cat "$T/top")"
 	grep -qE '\[off-cpu\] [a-z_]*sleep' "$T/top" || fail "no sleep in off_cpu: $(cat "$T/top")"
-	# wall is the folded time, to the nanosecond
+	# wall is the folded time, to the nanosecond, as pprof adds it up
+	# (-raw leaves out a sample whose frames are all hidden glue)
 	want=$("$SP_FOLD" --mode wall "$D/w.sym" | awk '{ n += $NF } END { printf "%.0f\n", n }')
-	got=$(awk '/^Samples:/ { on = 1; getline; next } on && /^ *[0-9]/ { n += $4 }
-		/^Locations/ { on = 0 } END { printf "%.0f\n", n }' "$T/raw")
+	HOME=$T GOCACHE=$T/gocache "$GO" tool pprof -top -unit=ns -sample_index=wall \
+		"$T/w.pb.gz" >"$T/wall" 2>&1 || fail "pprof -top failed: $(cat "$T/wall")"
+	got=$(sed -n 's/.*Total samples = \([0-9]*\)ns.*/\1/p' "$T/wall")
+	[[ -n $got ]] || fail "no total in: $(cat "$T/wall")"
 	((got == want)) || fail "pprof wall $got ns, folded $want ns"
 }
 
