@@ -274,16 +274,15 @@ int sp_spool_writer_add(struct sp_spool_writer *w, const struct sp_rec_hdr *rec)
 	}
 	if (SP_GROW(w->ubuf, w->ucap, w->ulen + rec->size))
 		return w->err = -ENOMEM;
+	/* alive.c knows which records begin and end processes */
+	if (sp_alive_apply(w->alive, rec))
+		return w->err = -ENOMEM;
 	if (rec->type == SP_REC_STACK) {
 		const struct sp_unw_stack *s = (const void *)rec;
 
 		if (define(w, s->pid, s->id))
 			return w->err = -ENOMEM;
 		w->st.stacks++;
-	} else if ((rec->type >= SP_REC_MMAP && rec->type <= SP_REC_IMAGE) ||
-		   rec->type == SP_REC_PERFMAP || rec->type == SP_REC_PYCODE) {
-		if (sp_alive_apply(w->alive, rec))
-			return w->err = -ENOMEM;
 	} else if (rec->type == SP_REC_SAMPLE) {
 		const struct sp_unw_sample *s = (const void *)rec;
 
