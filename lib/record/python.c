@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -126,8 +127,13 @@ static int each_map(const struct sp_procfs_map *m, void *arg)
 	struct found *f = arg;
 	const char *base = strrchr(m->path, '/');
 
-	/* python3.11, libpython3.12.so.1.0: the files that may hold it */
-	if (!base || !strstr(base, "python") || m->ino == f->last_ino)
+	/*
+	 * python3.11, libpython3.12.so.1.0: the files that may hold it, run
+	 * as code; a process that only reads one (a symbolizer, a debugger)
+	 * maps it without PROT_EXEC and runs no CPython.
+	 */
+	if (!base || !strstr(base, "python") || !(m->prot & PROT_EXEC) ||
+	    m->ino == f->last_ino)
 		return 0;
 	f->last_ino = m->ino;
 	return examine(f, m);

@@ -279,6 +279,23 @@ EOF
 	grep -qP '^frame\t.*\t_PyEval_EvalFrameDefault\t' "$T/py.sym"
 }
 
+@test "python: a process that maps CPython's program only to read it runs none" {
+	need_cpython 3.11
+	build_workloads
+	# mapped without PROT_EXEC, as a symbolizer maps what it reads
+	start_target wl-mapfile "$PY" 30
+	grep -q " r--p .*${PY##*/}\$" "/proc/$TARGET_PID/maps" ||
+		fail "the target did not map $PY: $(cat "/proc/$TARGET_PID/maps")"
+	"$SP_RECORD" -p "$TARGET_PID" -F 499 -d 0.5 -o "$T/map.raw" 2>"$T/rec.err" ||
+		fail "sp-record failed: $(cat "$T/rec.err")"
+	run cat "$T/rec.err"
+	refute_output --partial 'python:'
+	"$SP_UNWIND" "$T/map.raw" 2>/dev/null | "$SP_SYMBOLIZE" >"$T/map.sym"
+	run grep -cP '^frame\t.*\tinterpreted\t' "$T/map.sym"
+	assert_output 0
+	grep -qP '^frame\t.*\tleaf_read\t' "$T/map.sym" || fail "no leaf_read in the samples"
+}
+
 @test "sp-record --python off: no Python frames; --python rejects other words" {
 	need_cpython 3.11
 	chain_script "$T/chain.py"
