@@ -368,6 +368,9 @@ static void open_binary(const char *kind)
 	 */
 	if (opt.format == FMT_FOLDED)
 		opt.sym.flags |= SP_SYM_NO_LINES;
+	/* start-up glue is left out: its name alone, no DWARF read for it */
+	if (!(opt.flags & SP_FOLD_HIDDEN))
+		opt.sym.flags |= SP_SYM_GLUE_NAME_ONLY;
 	u = sp_offline_unwinder(off);
 	if (u && opt.sym.cache_dir &&
 	    sp_locator_set_store(sp_unwstream_locator(u), opt.sym.cache_dir))

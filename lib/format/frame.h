@@ -46,6 +46,9 @@ enum sp_frame_origin {
 				   frame is "[unknown build-id HEX]"
 				   ("no-build-id"; "stale" in streams of
 				   stackpulse 0.1, read as the same) */
+#define SP_SYMF_NAME_ONLY 0x4	/* start-up glue named by its symbol alone,
+				   no DWARF read (SP_SYM_GLUE_NAME_ONLY);
+				   not written in streams */
 
 /* One resolved frame.  NULL strings and line 0 are written as "-". */
 struct sp_frame {

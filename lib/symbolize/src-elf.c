@@ -36,6 +36,7 @@ struct src_module {
 	 * does not answer: MiniDebugInfo, DWARF.
 	 */
 	int opened;
+	int dwarf_tried;		/* sp_dwarf_open() was called */
 	Elf *dwarf_elf;			/* the ELF with the module's DWARF */
 	/* the symbol cache of the module's build-id (elf/symcache.h) */
 	uint32_t key;			/* 0: answers not kept */
@@ -252,7 +253,7 @@ static int module_load(struct sp_symbolizer *s, struct src_module *mod,
 	return r == -ENOMEM ? r : 0;
 }
 
-/* Open what module_load() found: MiniDebugInfo, DWARF. */
+/* Open what module_load() found for the symbol tables: MiniDebugInfo. */
 static void module_open(struct sp_symbolizer *s, struct src_module *mod)
 {
 	struct sp_debug_finder *f = finder(s);
@@ -261,13 +262,26 @@ static void module_open(struct sp_symbolizer *s, struct src_module *mod)
 	mod->opened = 1;
 	if (f && !mod->has_symtab && !(mod->dbg && sp_debugfile_symtab(mod->dbg)))
 		mod->mini = sp_debug_mini(f, sp_elf_path(mod->elf), e);
-	if (mod->dwarf_elf) {
-		mod->dwarf = sp_dwarf_open(mod->dwarf_elf);
-		mod->dwarf_origin = mod->dwarf_elf != e ? mod->dbg_origin :
-				    mod->is_debug ? SP_FO_BUILDID : SP_FO_SYMTAB;
-		if (mod->dwarf)
-			s->st.dwarf_opens++;
-	}
+}
+
+/*
+ * The module's DWARF, opened when an address first needs it (opening a
+ * compressed file inflates its string and range sections whole).
+ */
+static struct sp_dwarf *module_dwarf(struct sp_symbolizer *s,
+				     struct src_module *mod)
+{
+	Elf *e = sp_elf_handle(mod->elf);
+
+	if (mod->dwarf_tried || !mod->dwarf_elf)
+		return mod->dwarf;
+	mod->dwarf_tried = 1;
+	mod->dwarf = sp_dwarf_open(mod->dwarf_elf);
+	mod->dwarf_origin = mod->dwarf_elf != e ? mod->dbg_origin :
+			    mod->is_debug ? SP_FO_BUILDID : SP_FO_SYMTAB;
+	if (mod->dwarf)
+		s->st.dwarf_opens++;
+	return mod->dwarf;
 }
 
 /*
@@ -363,6 +377,16 @@ static const char *sym_name(struct sp_symbolizer *s,
 	return shown;
 }
 
+/* Whether sym is start-up glue, which SP_SYM_GLUE_NAME_ONLY names alone. */
+static int is_glue(struct sp_symbolizer *s, const struct src_module *mod,
+		   const struct sp_sym *sym)
+{
+	const char *name = sym->flags & SP_SYM_PLT ? NULL :
+			   symbol_name(s, mod, sym->name, NULL);
+
+	return name && sp_symbol_hidden(name);
+}
+
 /*
  * The n frames of a cache entry in out, their strings made the
  * symbolizer's.  A frame the file names nothing at is kept with an empty
@@ -406,14 +430,18 @@ static int lookup(struct sp_symbolizer *s, void *table,
 	struct sp_src_frame src[SP_CHAIN_MAX];
 	struct modsearch ms = { .mod = mod, .origin = SP_FO_NONE };
 	const struct sp_sym *sym;
-	unsigned origin, dflags = 0, n = 0;
+	unsigned origin, dflags = 0, n = 0, name_only = 0;
 	uint64_t at;
 	struct sp_frame cf;
 	int nsrc = 0, i;
 
+	/* glue named alone answers only who wants no more of it */
 	if (mod->cache && (n = sp_symcache_find(mod->cache, q->vaddr,
-						q->precise, out, max)))
+						q->precise, out, max)) &&
+	    (!(out[n - 1].flags & SP_SYMF_NAME_ONLY) ||
+	     (s->flags & SP_SYM_GLUE_NAME_ONLY)))
 		return from_cache(s, mod, q, out, n);
+	n = 0;
 	if (!mod->opened)
 		module_open(s, mod);
 	if (mod->key)
@@ -429,8 +457,13 @@ static int lookup(struct sp_symbolizer *s, void *table,
 		dflags |= SP_DWARF_INLINES;
 	if (!(s->flags & SP_SYM_NO_LINES))
 		dflags |= SP_DWARF_LINES;
+	if (dflags && mod->dwarf_elf && (s->flags & SP_SYM_GLUE_NAME_ONLY) &&
+	    sym && is_glue(s, mod, sym)) {
+		dflags = 0;
+		name_only = SP_SYMF_NAME_ONLY;
+	}
 	/* room for the symbol tables' frame after DWARF's */
-	if (mod->dwarf && dflags && max > 1)
+	if (dflags && max > 1 && module_dwarf(s, mod))
 		nsrc = sp_dwarf_lookup(mod->dwarf, at, dflags, src,
 				       (max < SP_CHAIN_MAX ? max : SP_CHAIN_MAX) - 1);
 	if (nsrc < 0)
@@ -475,6 +508,7 @@ static int lookup(struct sp_symbolizer *s, void *table,
 	if (sym) {
 		cf.function = sym_name(s, mod, sym, &cf.symbol);
 		cf.origin = (uint8_t)origin;
+		cf.flags = (uint16_t)name_only;
 		/* no DWARF line: a Go program's own table has it */
 		if (!cf.file && mod->go &&
 		    src_go_lines(s, mod->go, q, &cf))

@@ -71,6 +71,15 @@ int sp_symbolizer_set_perf_map_dir(struct sp_symbolizer *s, const char *dir);
 #define SP_SYM_NO_INLINES	0x2	/* one frame per address */
 #define SP_SYM_NO_DEMANGLE	0x4	/* names as in the symbol tables */
 #define SP_SYM_NO_SYSTEM_DEBUG	0x8	/* do not search /usr/lib/debug */
+/*
+ * Start-up glue (sp_symbol_hidden()) named by its symbol alone, without
+ * DWARF, lines or inlined frames: for outputs that leave hidden frames
+ * out (sp-fold without --hidden), which then need no debug information
+ * for them.  Glue sits deep in libc's DWARF (start_thread, clone3,
+ * __libc_start_call_main), whose units before it cost most of a short
+ * recording's first naming.
+ */
+#define SP_SYM_GLUE_NAME_ONLY	0x10
 
 /* Set SP_SYM_* flags; call before the first lookup. */
 void sp_symbolizer_set_flags(struct sp_symbolizer *s, unsigned flags);
@@ -234,7 +243,10 @@ const struct sp_missing_file *sp_symbolizer_missing(const struct sp_symbolizer *
 void sp_symbolizer_missing_counts(const struct sp_symbolizer *s, size_t i,
 				  uint64_t *frames, uint64_t *samples);
 
-/* Whether name is start-up glue that flame graphs leave out (_start, ...). */
+/*
+ * Whether name is start-up glue that flame graphs leave out (_start, ...);
+ * the frames inlined into it are left out with it.
+ */
 int sp_symbol_hidden(const char *name);
 
 /*

@@ -262,8 +262,14 @@ EOF_CASES
 	# speedscope's runs wrote, which sp-symbolize names everything from
 	[[ -n $(find "$T/c2/buildid" -name symbols-nolines | head -1) ]] ||
 		fail "no symbol cache of folded stacks in $T/c2: $(find "$T/c2/buildid")"
+	# (all but start-up glue, which sp-fold names by its symbol alone:
+	# it leaves glue out, and reads no DWARF for it)
 	"$SP_SYMBOLIZE" --cache-dir "$T/c2" --stats <"$T/run.unw" >"$T/again.sym" 2>"$T/err"
 	cmp -s "$T/run.sym" "$T/again.sym" || fail "sp-symbolize from sp-fold's cache differs"
+	grep -Eq " [1-9][0-9]* addresses named from them" "$T/err" ||
+		fail "sp-symbolize named nothing from sp-fold's cache: $(cat "$T/err")"
+	"$SP_SYMBOLIZE" --cache-dir "$T/c2" --stats <"$T/run.unw" >"$T/again.sym" 2>"$T/err"
+	cmp -s "$T/run.sym" "$T/again.sym" || fail "sp-symbolize from its own cache differs"
 	grep -q " 0 DWARF opened" "$T/err" || fail "sp-symbolize read DWARF again: $(cat "$T/err")"
 	# standard input that is a file is a file
 	"$SP_FOLD" --cache-dir "$T/c2" <"$T/run.raw" >"$T/got"

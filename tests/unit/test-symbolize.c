@@ -25,6 +25,37 @@ __attribute__((noinline)) int sp_test_target(int x)
 	return x * 7 + 1;
 }
 
+/*
+ * Start-up glue of this executable's own, by name, with a function
+ * inlined into it: glue_where() returns an address inside the inlined
+ * glue_inner(), in start_thread.
+ */
+__attribute__((noinline, noipa)) static uintptr_t glue_callee(void)
+{
+	return (uintptr_t)__builtin_return_address(0);
+}
+
+__attribute__((always_inline)) static inline uintptr_t glue_inner(void)
+{
+	return glue_callee();
+}
+
+__attribute__((noinline, noipa)) static uintptr_t start_thread(void)
+{
+	uintptr_t r = glue_inner();
+
+	__asm__ volatile("" ::: "memory");	/* no tail call */
+	return r;
+}
+
+__attribute__((noinline, noipa)) static uintptr_t not_glue(void)
+{
+	uintptr_t r = glue_inner();
+
+	__asm__ volatile("" ::: "memory");	/* no tail call */
+	return r;
+}
+
 static void write_file(const char *name, const char *text, const char *mode)
 {
 	FILE *fp;
@@ -120,6 +151,54 @@ static void test_elf(struct sp_symbolizer *s, struct sp_procs *procs)
 	      f.origin == SP_FO_BUILDID || f.origin == SP_FO_DEBUGLINK);
 	CHECK(strstr(f.module, "libc") != NULL);
 	(void)sp_test_target(1);
+}
+
+/*
+ * Glue is hidden with what was inlined into it; SP_SYM_GLUE_NAME_ONLY names
+ * it by its symbol alone, no DWARF read for it.
+ */
+static void test_glue(struct sp_elf_cache *cache)
+{
+	uint64_t at = start_thread();
+	uint32_t pid = (uint32_t)getpid();
+	struct sp_frame chain[8];
+	unsigned flags[] = { SP_SYM_NO_LINES, SP_SYM_GLUE_NAME_ONLY };
+	size_t k;
+	int n, i;
+
+	for (k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+		struct sp_procs *procs = sp_procs_new(cache);
+		struct sp_symbolizer *s = procs ? sp_symbolizer_new(procs) : NULL;
+
+		CHECK(s != NULL);
+		if (!s) {
+			sp_procs_free(procs);
+			return;
+		}
+		sp_symbolizer_set_flags(s, flags[k]);
+		load_self(procs, pid);
+		n = sp_symbolize_user_chain(s, pid, at, 0, chain, 8);
+		CHECK(n == (k == 0 ? 2 : 1));
+		if (n > 0)
+			CHECK_STR(chain[n - 1].function, "start_thread");
+		if (n == 2) {
+			CHECK_STR(chain[0].function, "glue_inner");
+			CHECK(chain[0].kind == SP_FK_INLINE);
+		}
+		for (i = 0; i < n; i++)
+			CHECK(chain[i].flags & SP_SYMF_HIDDEN);
+		/* a function that is not glue keeps its inlined frames */
+		n = sp_symbolize_user_chain(s, pid, not_glue(), 0, chain, 8);
+		CHECK(n == 2);
+		if (n == 2) {
+			CHECK_STR(chain[0].function, "glue_inner");
+			CHECK_STR(chain[1].function, "not_glue");
+			CHECK(!(chain[0].flags & SP_SYMF_HIDDEN) &&
+			      !(chain[1].flags & SP_SYMF_HIDDEN));
+		}
+		sp_symbolizer_free(s);
+		sp_procs_free(procs);
+	}
 }
 
 static void test_perf_map(struct sp_symbolizer *s)
@@ -473,6 +552,7 @@ int main(void)
 	test_perf_map(s);
 	test_kernel(procs);
 	test_hidden();
+	test_glue(cache);
 	test_threads(s);
 	test_stack(s);
 	test_captured(procs);
