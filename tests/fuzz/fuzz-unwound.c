@@ -15,7 +15,8 @@
  * /usr/lib/debug are not looked for (--no-system-debug), and kernel frames
  * that no KSYM record names are named from fz_kallsyms() instead of
  * /proc/kallsyms, whose 200000 lines would be read again for every input.
- * --no-lines, --no-inline and --no-demangle come from the input's length.
+ * --no-lines, --no-inline, --no-demangle and naming start-up glue alone
+ * (SP_SYM_GLUE_NAME_ONLY, as sp-fold does) come from the input's length.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -78,6 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		flags |= SP_SYM_NO_INLINES;
 	if (size & 4)
 		flags |= SP_SYM_NO_DEMANGLE;
+	if (size & 8)
+		flags |= SP_SYM_GLUE_NAME_ONLY;
 	procs = sp_procs_new(fz_elf_cache());
 	sym = procs ? sp_symbolizer_new(procs) : NULL;
 	if (!sym || sp_symbolizer_set_kallsyms(sym, fz_kallsyms()))
