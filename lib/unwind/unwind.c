@@ -85,6 +85,12 @@ struct as_slot {
 	off_t jd_size;		/* its size then, -1 before the first read */
 	uint64_t jd_checked;	/* CLOCK_MONOTONIC ns of the last stat */
 	struct sp_memo memo;	/* the last unwinding of its threads */
+	/*
+	 * Addresses of its files that no FDE covers (V8's builtins in node,
+	 * say, below every JavaScript frame): libunwind remembers only the
+	 * rules it found, and would search the table again at each step.
+	 */
+	struct sp_u64map no_fde;
 };
 
 /* How often a miss may stat a jitdump to see whether it grew. */
@@ -251,11 +257,13 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip,
 	unw_dyn_info_t di;
 	const uint8_t *h;
 	uint64_t hv, hsize, fde_count = 0;
-	int ptr_size, count_size;
+	int ptr_size, count_size, r;
 
 	/* JIT code: its jitdump's CFI, else libunwind steps by frame pointer */
 	if (!m || m->kind == SP_MAP_ANON)
 		return jit_proc_info(c, as, ip, pi, need_unwind_info);
+	if (c->slot && sp_u64map_find(&c->slot->no_fde, ip))
+		return -UNW_ENOINFO;
 	if (!m->elf || sp_elf_eh_frame_hdr(m->elf, &hv, &hsize))
 		return -UNW_ENOINFO;
 	h = sp_elf_at(m->elf, hv, 4);
@@ -276,7 +284,11 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip,
 	di.u.rti.segbase = m->bias + hv;
 	di.u.rti.table_data = m->bias + hv + 4 + ptr_size + count_size;
 	di.u.rti.table_len = fde_count * 8 / sizeof(unw_word_t);
-	return dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+	r = dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+	/* out of memory: only searched again */
+	if (r == -UNW_ENOINFO && c->slot)
+		sp_u64map_get(&c->slot->no_fde, ip, NULL);
+	return r;
 }
 
 static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi,
@@ -467,6 +479,7 @@ static void as_release(void *data)
 
 	unw_destroy_addr_space(s->as);
 	sp_memo_release(&s->memo);
+	sp_u64map_release(&s->no_fde);
 	sp_jitdump_free(s->jd);
 	free(s->jd_path);
 	free(s);
@@ -493,6 +506,7 @@ static struct as_slot *address_space(struct sp_unwinder *u,
 	} else if (s->generation != sp_proc_generation(proc)) {
 		/* mappings changed: cached unwind rules may be stale */
 		unw_flush_cache(s->as, 0, 0);
+		sp_u64map_release(&s->no_fde);
 		s->generation = sp_proc_generation(proc);
 	}
 	return s;
