@@ -31,11 +31,16 @@ static const char *const refused[] = {
 	".debug_tu_index", ".debug_sup",
 };
 
-/* What units maps a walked unit's offset to, with its header size. */
+/*
+ * What units maps a walked unit's offset to: its header size, the offset
+ * of its abbreviation table and what is known of it.
+ */
+#define UNIT_ABBREV	(1ull << 60)	/* its abbreviations inflated, checked */
 #define UNIT_LINES	(1ull << 61)	/* its line table readable too */
 #define UNIT_FOREIGN	(1ull << 62)	/* its forms may point outside it */
 #define UNIT_READY	(1ull << 63)	/* its DIEs readable */
 #define UNIT_HSIZE	0xffffull
+#define UNIT_ABBREV_AT(v) (((v) >> 16) & ((1ull << 44) - 1))
 
 /* Inflate this much past what is asked, so that growth comes in steps. */
 #define AHEAD (64 * 1024)
@@ -252,12 +257,15 @@ static int abbrev_table(struct sp_dwslice *s, uint64_t off, int *foreign)
 }
 
 /*
- * Check the unit at s->walked, inflating it and the abbreviation table
- * libdw will read with it, note it in s->units and move past it.
+ * Check the unit at s->walked, inflating it, note it in s->units and move
+ * past it.  libdw reads the unit DIE of a unit before DWARF 5 as it walks
+ * past it, so its abbreviation table is inflated now; a DWARF 5 unit's
+ * waits until its DIEs are read (unit_abbrev()): walking past the units
+ * before the one asked for is most of a first lookup deep in a file.
  */
 static int walk_unit(struct sp_dwslice *s)
 {
-	uint64_t start = s->walked, len, abbrev;
+	uint64_t start = s->walked, len, abbrev, v;
 	unsigned offsz = 4, version, type = 0;
 	struct sp_u64slot *slot;
 	int r, foreign = 0;
@@ -301,15 +309,33 @@ static int walk_unit(struct sp_dwslice *s)
 		abbrev = rd(&c, offsz);
 		rd(&c, 1);			/* address size */
 	}
+	/* (take_section() keeps sizes below 2^40: the offset fits) */
 	if (c.bad || abbrev >= s->sec[S_ABBREV].size)
 		return -EINVAL;
-	if ((r = abbrev_table(s, abbrev, &foreign)))
-		return r;
+	v = (c.pos - start) | abbrev << 16;
+	if (version < 5) {
+		if ((r = abbrev_table(s, abbrev, &foreign)))
+			return r;
+		v |= UNIT_ABBREV | (foreign ? UNIT_FOREIGN : 0);
+	}
 	slot = sp_u64map_get(&s->units, start, NULL);
 	if (!slot)
 		return -ENOMEM;
-	slot->val = (c.pos - start) | (foreign ? UNIT_FOREIGN : 0);
+	slot->val = v;
 	s->walked = c.end;
+	return 0;
+}
+
+/* Inflate and check the abbreviation table of the unit of *v, once. */
+static int unit_abbrev(struct sp_dwslice *s, uint64_t *v)
+{
+	int r, foreign = 0;
+
+	if (*v & UNIT_ABBREV)
+		return 0;
+	if ((r = abbrev_table(s, UNIT_ABBREV_AT(*v), &foreign)))
+		return r;
+	*v |= UNIT_ABBREV | (foreign ? UNIT_FOREIGN : 0);
 	return 0;
 }
 
@@ -362,6 +388,9 @@ static int unit_ready(struct sp_dwslice *s, uint64_t unit, int lines,
 	if ((v & UNIT_READY) && (!lines || (v & UNIT_LINES)))
 		return 0;
 	if (!(v & UNIT_READY)) {
+		if ((r = unit_abbrev(s, &v)))
+			return r == -EIO || r == -ENOMEM ? r : -ENOENT;
+		sp_u64map_find(&s->units, unit)->val = v;
 		if ((v & UNIT_FOREIGN) && (r = sp_dwslice_whole(s)))
 			return r;
 		first = 1;
