@@ -636,7 +636,10 @@ int sp_symbolize_user_chain(struct sp_symbolizer *s, uint32_t pid,
 	for (i = 0; i < n; i++)
 		if ((r = finish_frame(s, &out[i])))
 			return r;
-	/* what was inlined into glue is glue (SP_SYM_GLUE_NAME_ONLY) */
+	/*
+	 * what was inlined into glue is glue, hidden with it: naming glue by
+	 * its symbol alone (SP_SYM_GLUE_NAME_ONLY) then changes no output
+	 */
 	if (out[n - 1].flags & SP_SYMF_HIDDEN)
 		for (i = 0; i + 1 < n; i++)
 			out[i].flags |= SP_SYMF_HIDDEN;
