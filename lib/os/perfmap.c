@@ -170,8 +170,16 @@ static int merge_new(struct sp_perfmap *m, size_t before)
 
 int sp_perfmap_add(struct sp_perfmap *m, const char *text, size_t len)
 {
-	size_t off = 0, before = m->n;
+	size_t off = 0, before = m->n, lines = 1;
+	const char *p = text, *end = text + len;
 
+	/* room for every line at once: a JIT's map is thousands of them */
+	while (p < end && (p = memchr(p, '\n', (size_t)(end - p)))) {
+		lines++;
+		p++;
+	}
+	if (SP_GROW(m->syms, m->cap, m->n + lines))
+		return -ENOMEM;
 	while (off < len) {
 		const char *nl = memchr(text + off, '\n', len - off);
 		size_t ll = nl ? (size_t)(nl - (text + off)) : len - off;
