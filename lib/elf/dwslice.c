@@ -390,7 +390,7 @@ static int unit_ready(struct sp_dwslice *s, uint64_t unit, int lines,
 	if (!(v & UNIT_READY)) {
 		if ((r = unit_abbrev(s, &v)))
 			return r == -EIO || r == -ENOMEM ? r : -ENOENT;
-		sp_u64map_find(&s->units, unit)->val = v;
+		slot->val = v;	/* unit_abbrev() leaves the map alone */
 		if ((v & UNIT_FOREIGN) && (r = sp_dwslice_whole(s)))
 			return r;
 		first = 1;

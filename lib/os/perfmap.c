@@ -189,8 +189,6 @@ int sp_perfmap_add(struct sp_perfmap *m, const char *text, size_t len)
 
 		m->seq++;
 		if (!parse_line(text + off, ll, &sym, &name_len)) {
-			if (SP_GROW(m->syms, m->cap, m->n + 1))
-				goto nomem;
 			name = strndup(sym.name, name_len);
 			if (!name)
 				goto nomem;

@@ -28,9 +28,17 @@ __attribute__((noinline)) int sp_test_target(int x)
 /*
  * Start-up glue of this executable's own, by name, with a function
  * inlined into it: glue_where() returns an address inside the inlined
- * glue_inner(), in start_thread.
+ * glue_inner(), in start_thread.  GCC's noipa keeps start_thread() and
+ * not_glue(), the same code, from being folded into one; clang folds
+ * nothing at compile time and does not know the attribute.
  */
-__attribute__((noinline, noipa)) static uintptr_t glue_callee(void)
+#ifdef __clang__
+#define TEST_NOIPA __attribute__((noinline))
+#else
+#define TEST_NOIPA __attribute__((noinline, noipa))
+#endif
+
+TEST_NOIPA static uintptr_t glue_callee(void)
 {
 	return (uintptr_t)__builtin_return_address(0);
 }
@@ -40,7 +48,7 @@ __attribute__((always_inline)) static inline uintptr_t glue_inner(void)
 	return glue_callee();
 }
 
-__attribute__((noinline, noipa)) static uintptr_t start_thread(void)
+TEST_NOIPA static uintptr_t start_thread(void)
 {
 	uintptr_t r = glue_inner();
 
@@ -48,7 +56,7 @@ __attribute__((noinline, noipa)) static uintptr_t start_thread(void)
 	return r;
 }
 
-__attribute__((noinline, noipa)) static uintptr_t not_glue(void)
+TEST_NOIPA static uintptr_t not_glue(void)
 {
 	uintptr_t r = glue_inner();
 
