@@ -55,7 +55,9 @@ static inline const void *sp_sym_pick(sp_sym_find_fn *find, void *table,
  */
 static inline int sp_sym_is_padding(const char *name)
 {
-	return !strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6);
+	/* most names fail at their first byte: no call for them */
+	return name[0] == '_' && name[1] == '_' &&
+	       (!strncmp(name + 2, "pfx_", 4) || !strncmp(name + 2, "cfi_", 4));
 }
 
 #endif

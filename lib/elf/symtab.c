@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* symtab.c: ELF function symbols, ranked once, searched by address. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,11 +47,23 @@ static int sym_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* A candidate's address and its index in its source, for sorting. */
+/*
+ * A candidate for sorting, packed so that ranking need not read its
+ * symbol again: in address order those reads would go all over a large
+ * table, a cache miss each.  ref is its name's offset in the string
+ * table; with O_INDEX (a symbol from an array, or one whose size does not
+ * fit) the index of the symbol in its source, read again when ranked.
+ */
 struct order {
 	uint64_t start;
-	size_t i;
+	uint32_t ref;
+	uint32_t w;		/* O_* flags, rank, and size (span unsized) */
 };
+
+#define O_SIZE		0x0fffffffu	/* the size, or unsized the span */
+#define O_UNSIZED	0x10000000u
+#define O_INDEX		0x20000000u	/* ref is an index: read it again */
+#define O_RANK_SHIFT	30
 
 /*
  * Sort v by start: least significant digit first, 11 bits a pass, skipping
@@ -97,6 +110,7 @@ struct source {
 	const struct sp_sym *v;		/* an array, or NULL: ... */
 	Elf *e;				/* ... the ELF symbol table syms */
 	Elf_Data *syms;
+	int native;			/* syms is an Elf64_Sym array */
 	const char *str;		/* its string table, NUL-terminated, */
 	size_t strsz;			/* NULL: ask elf_strptr() */
 	size_t strndx;
@@ -135,21 +149,21 @@ static uint32_t unsized_span(Elf *e, size_t shndx, uint64_t vaddr)
  * Symbol i of an ELF table as a candidate: 1, or 0 when it is not one (not
  * a defined function, no name, padding, an unsized one at its section's
  * very end).  Without check, i is known to be one: its name is not read.
+ * *name_off, unless NULL, gets the offset of its name.
  */
-static int elf_candidate(const struct source *src, size_t i,
-			 struct sp_sym *out, int check)
+static int elf_candidate(const struct source *src, uint32_t i,
+			 struct sp_sym *out, int check, uint32_t *name_off)
 {
 	const char *name;
 	uint32_t span = 0;
 	GElf_Sym s;
 	int st, bind;
 
-	if (src->syms->d_type == ELF_T_SYM &&
-	    gelf_getclass(src->e) == ELFCLASS64) {
+	if (src->native) {
 		if (i >= src->syms->d_size / sizeof(Elf64_Sym))
 			return 0;
 		s = ((const Elf64_Sym *)src->syms->d_buf)[i];
-	} else if (!gelf_getsym(src->syms, (int)i, &s)) {
+	} else if (i > INT_MAX || !gelf_getsym(src->syms, (int)i, &s)) {
 		return 0;
 	}
 	st = GELF_ST_TYPE(s.st_info);
@@ -168,6 +182,8 @@ static int elf_candidate(const struct source *src, size_t i,
 	*out = (struct sp_sym){ .start = s.st_value, .size = s.st_size,
 		.name = name, .span = span,
 		.rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2 };
+	if (name_off)
+		*name_off = s.st_name;
 	return 1;
 }
 
@@ -176,13 +192,36 @@ static int wanted(const struct sp_sym *s)
 	return s->name && *s->name && !sp_sym_is_padding(s->name);
 }
 
-/* Candidate i of src, which its table's reading found to be one. */
-static void candidate(const struct source *src, size_t i, struct sp_sym *out)
+/* Candidate i of src, its name at offset name, as an order entry. */
+static struct order pack(const struct sp_sym *c, uint32_t i, uint32_t name)
 {
-	if (src->v)
-		*out = src->v[i];
-	else
-		elf_candidate(src, i, out, 0);
+	uint32_t size = c->size ? (uint32_t)c->size : c->span;
+
+	if (c->size > O_SIZE || (!c->size && c->span > O_SIZE) ||
+	    c->rank > 2 || c->flags || c->origin)
+		return (struct order){ c->start, (uint32_t)i, O_INDEX };
+	return (struct order){ c->start, name,
+		size | (c->size ? 0 : O_UNSIZED) |
+		(uint32_t)c->rank << O_RANK_SHIFT };
+}
+
+/* The candidate o of src, which its table's reading found to be one. */
+static void candidate(const struct source *src, const struct order *o,
+		      struct sp_sym *out)
+{
+	if (src->v) {
+		*out = src->v[o->ref];
+	} else if (o->w & O_INDEX) {
+		elf_candidate(src, o->ref, out, 0, NULL);
+	} else {
+		*out = (struct sp_sym){ .start = o->start,
+			.name = elf_name(src, o->ref),
+			.rank = (uint8_t)(o->w >> O_RANK_SHIFT) };
+		if (o->w & O_UNSIZED)
+			out->span = o->w & O_SIZE;
+		else
+			out->size = o->w & O_SIZE;
+	}
 }
 
 /*
@@ -214,9 +253,9 @@ static struct sp_symtab *rank(const struct source *src, struct order *ord,
 	}
 	sp_prefault(t->syms, starts * sizeof(*t->syms));
 	for (i = 0; i < n; i = j) {
-		candidate(src, sorted[i].i, &best);
+		candidate(src, &sorted[i], &best);
 		for (j = i + 1; j < n && sorted[j].start == sorted[i].start; j++) {
-			candidate(src, sorted[j].i, &c);
+			candidate(src, &sorted[j], &c);
 			if (sym_cmp(&c, &best) < 0)
 				best = c;
 		}
@@ -245,14 +284,15 @@ static struct order *order_alloc(size_t n)
 struct sp_symtab *sp_symtab_from(const struct sp_sym *v, size_t n)
 {
 	struct source src = { .v = v };
-	struct order *ord = order_alloc(n);
+	struct order *ord;
 	size_t i, got = 0;
 
-	if (!ord)
+	if (n > UINT32_MAX || !(ord = order_alloc(n)))
 		return NULL;
 	for (i = 0; i < n; i++)
 		if (wanted(&v[i]))
-			ord[got++] = (struct order){ v[i].start, i };
+			ord[got++] = (struct order){ v[i].start, (uint32_t)i,
+						     O_INDEX };
 	return rank(&src, ord, got);
 }
 
@@ -355,6 +395,7 @@ struct sp_symtab *sp_symtab_read(Elf *e, GElf_Word type)
 		struct sp_sym s;
 		GElf_Shdr sh;
 		size_t n, i, got = 0;
+		uint32_t name;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type ||
 		    !sh.sh_entsize)
@@ -363,12 +404,14 @@ struct sp_symtab *sp_symtab_read(Elf *e, GElf_Word type)
 		if (!src.syms)
 			return NULL;
 		string_table(&src, &sh);
+		src.native = src.syms->d_type == ELF_T_SYM &&
+			     gelf_getclass(e) == ELFCLASS64;
 		n = sh.sh_size / sh.sh_entsize;
-		if (!(ord = order_alloc(n)))
+		if (n > UINT32_MAX || !(ord = order_alloc(n)))
 			return NULL;
 		for (i = 0; i < n; i++)
-			if (elf_candidate(&src, i, &s, 1))
-				ord[got++] = (struct order){ s.start, i };
+			if (elf_candidate(&src, (uint32_t)i, &s, 1, &name))
+				ord[got++] = pack(&s, (uint32_t)i, name);
 		return rank(&src, ord, got);
 	}
 	return NULL;

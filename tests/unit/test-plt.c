@@ -498,6 +498,64 @@ static void test_damaged(struct sp_elf_cache *c)
 	CHECK_STR(name_at(t, o, sec_addr(&im, init_sec), NULL), "_init");
 }
 
+/*
+ * A .symtab ranked in place: a size too large for the packed form the sort
+ * carries (read again when ranked), aliases decided by binding, then by
+ * leading underscores, an unsized symbol up to its section's end, padding
+ * left out; each with its size and span as the table gave them.
+ */
+static void test_ranked(struct sp_elf_cache *c)
+{
+	static const char str[] = "\0big\0big_local\0f\0__f\0f_weak\0un\0"
+				  "__pfx_g\0g\0";
+	enum { N_BIG = 1, N_BIGL = 5, N_F = 15, N_UF = 17, N_FW = 21,
+	       N_UN = 28, N_PFX = 31, N_G = 39 };
+	static struct img im;
+	uint8_t text[0x200];
+	Elf64_Sym ys[9];
+	enum sp_frame_origin o;
+	const struct sp_symtab *t;
+	const struct sp_sym *s;
+	struct sp_elf *e;
+	uint64_t a;
+	int ti, si;
+
+	img_init(&im);
+	memset(text, 0xcc, sizeof(text));
+	ti = sec(&im, ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, text,
+		 sizeof(text), 0, 0, 16);
+	a = sec_addr(&im, ti);
+	ys[0] = (Elf64_Sym){ 0 };
+	ys[1] = fsym(N_BIGL, a, 0x10000000, STT_FUNC, STB_LOCAL, (uint16_t)ti);
+	ys[2] = fsym(N_BIG, a, 0x10000000, STT_FUNC, STB_GLOBAL, (uint16_t)ti);
+	ys[3] = fsym(N_FW, a + 0x100, 0x10, STT_FUNC, STB_WEAK, (uint16_t)ti);
+	ys[4] = fsym(N_UF, a + 0x100, 0x10, STT_FUNC, STB_GLOBAL, (uint16_t)ti);
+	ys[5] = fsym(N_F, a + 0x100, 0x10, STT_FUNC, STB_GLOBAL, (uint16_t)ti);
+	ys[6] = fsym(N_UN, a + 0x180, 0, STT_FUNC, STB_GLOBAL, (uint16_t)ti);
+	ys[7] = fsym(N_PFX, a + 0x1c0, 0x10, STT_FUNC, STB_GLOBAL, (uint16_t)ti);
+	ys[8] = fsym(N_G, a + 0x1d0, 0x10, STT_FUNC, STB_GLOBAL, (uint16_t)ti);
+	si = sec(&im, ".strtab", SHT_STRTAB, 0, str, sizeof(str), 0, 0, 1);
+	sec(&im, ".symtab", SHT_SYMTAB, 0, ys, sizeof(ys), sizeof(Elf64_Sym),
+	    (uint32_t)si, 8);
+	e = sp_elf_cache_image(c, im.b, img_finish(&im, EM_X86_64));
+	t = e ? sp_elf_symtab(e, &o) : NULL;
+	CHECK(t && o == SP_FO_SYMTAB);
+	if (!t)
+		return;
+	CHECK(sp_symtab_count(t) == 4);
+	s = sp_symtab_at(t, a);
+	CHECK(s && !strcmp(s->name, "big") && s->size == 0x10000000 &&
+	      s->rank == 0);
+	s = sp_symtab_at(t, a + 0x100);
+	CHECK(s && !strcmp(s->name, "f") && s->size == 0x10 && s->rank == 0);
+	s = sp_symtab_at(t, a + 0x180);
+	CHECK(s && !strcmp(s->name, "un") && !s->size && s->span == 0x80);
+	CHECK_STR(name_at(t, o, a + 0xff, NULL), "big");
+	CHECK(!sp_symtab_at(t, a + 0x1c0));
+	s = sp_symtab_at(t, a + 0x1d0);
+	CHECK(s && !strcmp(s->name, "g"));
+}
+
 /* This process's vDSO: every function named at each of its bytes. */
 static void test_vdso(struct sp_elf_cache *c)
 {
@@ -560,6 +618,7 @@ int main(void)
 	test_lazy(c);
 	test_ibt(c);
 	test_damaged(c);
+	test_ranked(c);
 	test_vdso(c);
 	sp_elf_cache_free(c);
 	return unit_done("test-plt");
