@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* symtab.c: ELF function symbols, ranked once, searched by address. */
+/* symtab.c: ELF function symbols, ranked where looked up, by address. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -10,9 +10,14 @@
 #include "base/symrule.h"
 #include "symtab.h"
 
+struct lazy;
+
 struct sp_symtab {
-	struct sp_sym *syms;	/* sorted by start, one per start */
-	size_t n;
+	struct sp_sym *syms;	/* sorted by start, one per start; lazy:
+				   bucket b's from syms[first[b]] on */
+	size_t n;		/* winners; lazy: candidates */
+	struct lazy *lz;	/* NULL: ranked whole */
+	struct sp_symtab *more;	/* lazy: symbols added since (PLT stubs) */
 };
 
 /* Leading underscores: a library's internal aliases have more of them. */
@@ -116,6 +121,28 @@ struct source {
 	size_t strndx;
 };
 
+/*
+ * A table read from an ELF file is ranked where it is looked up: its
+ * candidates are grouped by address into buckets of about BUCKET_FILL,
+ * and a bucket is sorted and ranked when a lookup first needs it.  A
+ * recording asks for a few dozen addresses of a binary of 100,000
+ * functions (node): it pays for one pass over the symbol table and for
+ * the buckets it uses, not for sorting all of it.
+ */
+#define BUCKET_FILL	16
+#define BUCKET_BITS	20		/* at most 2^20 buckets */
+#define NOT_RANKED	UINT32_MAX
+
+struct lazy {
+	struct source src;
+	struct order *ord;	/* the candidates, bucket by bucket */
+	uint32_t *first;	/* [nb + 1]: b's are ord[first[b]..first[b + 1]) */
+	uint32_t *won;		/* [nb]: b's winners; NOT_RANKED: not yet */
+	uint64_t lo;		/* the least start */
+	unsigned shift;		/* a's bucket: (a - lo) >> shift */
+	uint32_t nb;
+};
+
 static const char *elf_name(const struct source *src, size_t off)
 {
 	if (!src->str)
@@ -212,7 +239,8 @@ static void candidate(const struct source *src, const struct order *o,
 	if (src->v) {
 		*out = src->v[o->ref];
 	} else if (o->w & O_INDEX) {
-		elf_candidate(src, o->ref, out, 0, NULL);
+		if (!elf_candidate(src, o->ref, out, 0, NULL))
+			out->name = NULL;	/* cannot be: not wanted */
 	} else {
 		*out = (struct sp_sym){ .start = o->start,
 			.name = elf_name(src, o->ref),
@@ -225,17 +253,40 @@ static void candidate(const struct source *src, const struct order *o,
 }
 
 /*
+ * The best of the m candidates of g, all at one start, into *best: the
+ * least by sym_cmp of those wanted.  0 when none is.
+ */
+static int best_of(const struct source *src, const struct order *g, size_t m,
+		   struct sp_sym *best)
+{
+	struct sp_sym c;
+	size_t i;
+	int any = 0;
+
+	for (i = 0; i < m; i++) {
+		candidate(src, &g[i], &c);
+		if (!wanted(&c) || (any && sym_cmp(&c, best) >= 0))
+			continue;
+		*best = c;
+		any = 1;
+	}
+	if (any && !best->size &&
+	    (!best->span || best->span > SP_SYM_UNSIZED_SPAN))
+		best->span = SP_SYM_UNSIZED_SPAN;
+	return any;
+}
+
+/*
  * The table of the winners among n candidates of src (the least of each
  * address by sym_cmp), sorted by address.  ord holds room for 2 * n,
- * its first n each candidate's start and index; it is freed.  NULL when
- * there are none or memory ran out.
+ * its first n the candidates; it is freed.  NULL when there are none or
+ * memory ran out.
  */
 static struct sp_symtab *rank(const struct source *src, struct order *ord,
 			      size_t n)
 {
 	struct order *sorted;
 	struct sp_symtab *t;
-	struct sp_sym best, c;
 	size_t i, j, k = 0, starts = 0;
 
 	if (!n || !(t = calloc(1, sizeof(*t)))) {
@@ -253,20 +304,126 @@ static struct sp_symtab *rank(const struct source *src, struct order *ord,
 	}
 	sp_prefault(t->syms, starts * sizeof(*t->syms));
 	for (i = 0; i < n; i = j) {
-		candidate(src, &sorted[i], &best);
-		for (j = i + 1; j < n && sorted[j].start == sorted[i].start; j++) {
-			candidate(src, &sorted[j], &c);
-			if (sym_cmp(&c, &best) < 0)
-				best = c;
-		}
-		if (!best.size && (!best.span ||
-				   best.span > SP_SYM_UNSIZED_SPAN))
-			best.span = SP_SYM_UNSIZED_SPAN;
-		t->syms[k++] = best;
+		for (j = i + 1; j < n && sorted[j].start == sorted[i].start; j++)
+			;
+		if (best_of(src, sorted + i, j - i, &t->syms[k]))
+			k++;
 	}
 	free(ord);
 	t->n = k;
+	if (!k) {
+		sp_symtab_free(t);
+		return NULL;
+	}
 	return t;
+}
+
+/* Sort the m candidates of g by start, in place. */
+static void sort_starts(struct order *g, size_t m)
+{
+	struct order *tmp, *sorted, x;
+	size_t i, j;
+
+	if (m <= 32 || !(tmp = malloc(m * sizeof(*tmp)))) {
+		/* few (or no memory for more): by insertion */
+		for (i = 1; i < m; i++) {
+			x = g[i];
+			for (j = i; j > 0 && g[j - 1].start > x.start; j--)
+				g[j] = g[j - 1];
+			g[j] = x;
+		}
+		return;
+	}
+	sorted = radix_sort(g, tmp, m);
+	if (sorted != g)
+		memcpy(g, sorted, m * sizeof(*g));
+	free(tmp);
+}
+
+/* Rank bucket b of lazy t, once: its winners from syms[first[b]] on. */
+static void rank_bucket(struct sp_symtab *t, uint32_t b)
+{
+	struct lazy *lz = t->lz;
+	struct order *g = lz->ord + lz->first[b];
+	size_t m = lz->first[b + 1] - lz->first[b], i, j;
+	uint32_t k = 0;
+
+	if (lz->won[b] != NOT_RANKED)
+		return;
+	sort_starts(g, m);
+	for (i = 0; i < m; i = j) {
+		for (j = i + 1; j < m && g[j].start == g[i].start; j++)
+			;
+		if (best_of(&lz->src, g + i, j - i,
+			    &t->syms[lz->first[b] + k]))
+			k++;
+	}
+	lz->won[b] = k;
+}
+
+/*
+ * The lazy table of the n candidates of src at ord (which it takes and
+ * frees): bucketed by address, none ranked yet.  NULL when out of memory.
+ */
+static struct sp_symtab *lazy_new(const struct source *src, struct order *ord,
+				  size_t n)
+{
+	struct sp_symtab *t = calloc(1, sizeof(*t));
+	struct lazy *lz = calloc(1, sizeof(*lz));
+	uint64_t lo = UINT64_MAX, hi = 0;
+	unsigned bits = 0, nbits = 0;
+	uint32_t b;
+	size_t i;
+
+	if (!t || !lz)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		lo = ord[i].start < lo ? ord[i].start : lo;
+		hi = ord[i].start > hi ? ord[i].start : hi;
+	}
+	while (nbits < BUCKET_BITS && ((size_t)BUCKET_FILL << nbits) < n)
+		nbits++;
+	if (hi > lo)
+		bits = 64 - (unsigned)__builtin_clzll(hi - lo);
+	lz->src = *src;
+	lz->lo = lo;
+	lz->shift = bits > nbits ? bits - nbits : 0;
+	if (lz->shift > 63)
+		lz->shift = 63;	/* nbits 0: two buckets at most */
+	lz->nb = (uint32_t)((hi - lo) >> lz->shift) + 1;	/* <= 2^nbits, or 2 */
+	lz->first = calloc((size_t)lz->nb + 1, sizeof(*lz->first));
+	lz->won = malloc((size_t)lz->nb * sizeof(*lz->won));
+	lz->ord = malloc(n * sizeof(*lz->ord));
+	t->syms = malloc(n * sizeof(*t->syms));
+	if (!lz->first || !lz->won || !lz->ord || !t->syms)
+		goto fail;
+	/* counts, then where each bucket starts, then each in its place */
+	for (i = 0; i < n; i++)
+		lz->first[((ord[i].start - lo) >> lz->shift) + 1]++;
+	for (b = 0; b < lz->nb; b++) {
+		lz->first[b + 1] += lz->first[b];
+		lz->won[b] = lz->first[b];
+	}
+	for (i = 0; i < n; i++)
+		lz->ord[lz->won[(ord[i].start - lo) >> lz->shift]++] = ord[i];
+	for (b = 0; b < lz->nb; b++)
+		lz->won[b] = NOT_RANKED;
+	free(ord);
+	t->n = n;
+	t->lz = lz;
+	return t;
+fail:
+	if (lz) {
+		free(lz->first);
+		free(lz->won);
+		free(lz->ord);
+	}
+	if (t)
+		free(t->syms);
+	free(lz);
+	free(t);
+	free(ord);
+	return NULL;
 }
 
 /* Room for the sort of n candidates, NULL when out of memory. */
@@ -310,11 +467,18 @@ int sp_symtab_add(struct sp_symtab *t, const struct sp_sym *v, size_t n)
 
 	if (!n)
 		return 0;
+	if (t->lz && t->more)
+		return sp_symtab_add(t->more, v, n);
 	if (!(add = sp_symtab_from(v, n))) {
 		/* none wanted, or out of memory: tell the two apart */
 		for (i = 0; i < n; i++)
 			if (wanted(&v[i]))
 				return -ENOMEM;
+		return 0;
+	}
+	if (t->lz) {
+		/* searched beside the table, which stays as it was read */
+		t->more = add;
 		return 0;
 	}
 	/* addresses both tables hold, which the merge makes one */
@@ -407,12 +571,21 @@ struct sp_symtab *sp_symtab_read(Elf *e, GElf_Word type)
 		src.native = src.syms->d_type == ELF_T_SYM &&
 			     gelf_getclass(e) == ELFCLASS64;
 		n = sh.sh_size / sh.sh_entsize;
-		if (n > UINT32_MAX || !(ord = order_alloc(n)))
+		if (n > UINT32_MAX || !(ord = malloc((n ? n : 1) * sizeof(*ord))))
 			return NULL;
+		sp_prefault(ord, (n ? n : 1) * sizeof(*ord));
+		/*
+		 * Names are read when a bucket is ranked, but the first
+		 * candidate must be wanted: a table is never empty.
+		 */
 		for (i = 0; i < n; i++)
-			if (elf_candidate(&src, (uint32_t)i, &s, 1, &name))
+			if (elf_candidate(&src, (uint32_t)i, &s, !got, &name))
 				ord[got++] = pack(&s, (uint32_t)i, name);
-		return rank(&src, ord, got);
+		if (!got) {
+			free(ord);
+			return NULL;
+		}
+		return lazy_new(&src, ord, got);
 	}
 	return NULL;
 }
@@ -421,39 +594,105 @@ void sp_symtab_free(struct sp_symtab *t)
 {
 	if (!t)
 		return;
+	if (t->lz) {
+		free(t->lz->ord);
+		free(t->lz->first);
+		free(t->lz->won);
+		free(t->lz);
+	}
+	sp_symtab_free(t->more);
 	free(t->syms);
 	free(t);
 }
 
+/* The winner of a table ranked whole with the last start <= vaddr. */
+static const struct sp_sym *whole_last(const struct sp_symtab *t,
+				       uint64_t vaddr)
+{
+	size_t k = SP_COUNT_LE(t->syms, t->n, start, vaddr);
+
+	return k ? &t->syms[k - 1] : NULL;
+}
+
+/*
+ * The same of a lazy table, ranking the buckets it looks into: vaddr's,
+ * and below it while they hold no winner.  A lookup fills the table in,
+ * which is why it is not const here.
+ */
+static const struct sp_sym *lazy_last(struct sp_symtab *t, uint64_t vaddr)
+{
+	struct lazy *lz = t->lz;
+	uint64_t b;
+
+	if (vaddr < lz->lo)
+		return NULL;
+	b = (vaddr - lz->lo) >> lz->shift;
+	if (b >= lz->nb)
+		b = lz->nb - 1;
+	for (;; b--) {
+		const struct sp_sym *w = t->syms + lz->first[b];
+		size_t k;
+
+		rank_bucket(t, (uint32_t)b);
+		k = SP_COUNT_LE(w, lz->won[b], start, vaddr);
+		if (k)
+			return &w[k - 1];
+		if (!b)
+			return NULL;
+	}
+}
+
+/* The winner with the last start <= vaddr, of the table and its additions. */
+static const struct sp_sym *last(const struct sp_symtab *t, uint64_t vaddr)
+{
+	const struct sp_sym *s, *m;
+
+	if (!t->lz)
+		return whole_last(t, vaddr);
+	s = lazy_last((struct sp_symtab *)t, vaddr);
+	if (!t->more || !(m = whole_last(t->more, vaddr)))
+		return s;
+	if (!s || m->start > s->start)
+		return m;
+	/* at one address, the better of the two, the table's on a tie */
+	return m->start == s->start && sym_cmp(m, s) < 0 ? m : s;
+}
+
 size_t sp_symtab_count(const struct sp_symtab *t)
 {
-	return t ? t->n : 0;
+	size_t n = 0, i;
+	uint32_t b;
+
+	if (!t || !t->lz)
+		return t ? t->n : 0;
+	for (b = 0; b < t->lz->nb; b++) {
+		rank_bucket((struct sp_symtab *)t, b);
+		n += t->lz->won[b];
+	}
+	for (i = 0; t->more && i < t->more->n; i++) {
+		const struct sp_sym *s = lazy_last((struct sp_symtab *)t,
+						   t->more->syms[i].start);
+
+		if (!s || s->start != t->more->syms[i].start)
+			n++;	/* not an address both hold */
+	}
+	return n;
 }
 
 const struct sp_sym *sp_symtab_find(const struct sp_symtab *t, uint64_t vaddr)
 {
-	const struct sp_sym *s;
-	size_t lo;
+	const struct sp_sym *s = t ? last(t, vaddr) : NULL;
 
-	if (!t)
-		return NULL;
-	lo = SP_COUNT_LE(t->syms, t->n, start, vaddr);
-	if (!lo)
-		return NULL;
-	s = &t->syms[lo - 1];
-	if (vaddr - s->start >= (s->size ? s->size : s->span))
+	if (!s || vaddr - s->start >= (s->size ? s->size : s->span))
 		return NULL;
 	return s;
 }
 
 const struct sp_sym *sp_symtab_at(const struct sp_symtab *t, uint64_t vaddr)
 {
-	size_t lo;
+	const struct sp_sym *s = t ? last(t, vaddr) : NULL;
 
-	if (!t)
-		return NULL;
-	lo = SP_COUNT_LE(t->syms, t->n, start, vaddr);
-	return lo && t->syms[lo - 1].start == vaddr ? &t->syms[lo - 1] : NULL;
+	return s && s->start == vaddr ? s : NULL;
 }
 
 static const void *find(void *t, uint64_t vaddr)

@@ -17,6 +17,12 @@
  * assembly, crti.o's _init) holds up to the next symbol, at most 4 KiB, and
  * never beyond the end of its own section: _init in .init does not reach
  * into the .plt that follows it.
+ *
+ * A table read from a file is ranked where it is looked up: one pass over
+ * the symbols groups them by address, and a group is sorted and ranked
+ * when a lookup first falls into it (node's 110,000 symbols for a
+ * recording's few dozen addresses).  So a lookup may write to the table:
+ * one table is not for two threads at once.
  */
 #ifndef SP_SYMTAB_H
 #define SP_SYMTAB_H

@@ -20,7 +20,7 @@
 
 /* An ELF image: file offset == vaddr, one PT_LOAD over all of it. */
 struct img {
-	uint8_t b[0x2000];
+	uint8_t b[0x4000];
 	size_t len;
 	Elf64_Shdr sh[24];
 	int nsh;
@@ -556,6 +556,141 @@ static void test_ranked(struct sp_elf_cache *c)
 	CHECK(s && !strcmp(s->name, "g"));
 }
 
+/*
+ * The rule of symtab.h worked out the slow way for address a: of the
+ * wanted symbols of v, those with the last start at or below a; of them
+ * the first by binding, sized, fewest leading underscores, size, name.
+ */
+static const Elf64_Sym *slow_find(const Elf64_Sym *v, size_t n,
+				  const char *str, uint64_t a, uint64_t text_end)
+{
+	const Elf64_Sym *best = NULL;
+	size_t i;
+
+	for (i = 1; i < n; i++) {
+		const char *nm = str + v[i].st_name, *bn;
+		int r, br;
+
+		if (!*nm || !strncmp(nm, "__pfx_", 6) || v[i].st_value > a ||
+		    (!v[i].st_size && v[i].st_value == text_end))
+			continue;
+		if (!best || v[i].st_value > best->st_value) {
+			best = &v[i];
+			continue;
+		}
+		if (v[i].st_value < best->st_value)
+			continue;
+		bn = str + best->st_name;
+		r = ELF64_ST_BIND(v[i].st_info) == STB_GLOBAL ? 0 :
+		    ELF64_ST_BIND(v[i].st_info) == STB_WEAK ? 1 : 2;
+		br = ELF64_ST_BIND(best->st_info) == STB_GLOBAL ? 0 :
+		     ELF64_ST_BIND(best->st_info) == STB_WEAK ? 1 : 2;
+		if (r != br) {
+			if (r < br)
+				best = &v[i];
+		} else if (!v[i].st_size != !best->st_size) {
+			if (v[i].st_size)
+				best = &v[i];
+		} else if (strspn(nm, "_") != strspn(bn, "_")) {
+			if (strspn(nm, "_") < strspn(bn, "_"))
+				best = &v[i];
+		} else if (v[i].st_size != best->st_size) {
+			if (v[i].st_size > best->st_size)
+				best = &v[i];
+		} else if (strcmp(nm, bn) < 0) {
+			best = &v[i];
+		}
+	}
+	if (best) {
+		uint64_t hold = best->st_size ? best->st_size :
+				text_end - best->st_value < 4096 ?
+				text_end - best->st_value : 4096;
+
+		if (a - best->st_value >= hold)
+			best = NULL;
+	}
+	return best;
+}
+
+/*
+ * A table large enough to be ranked in parts (symtab.h): clusters of
+ * symbols with aliases, padding, nameless and unsized ones, far apart;
+ * every address around them named as the rule says, looked up in an
+ * order that ranks the parts out of turn.
+ */
+static void test_ranked_in_parts(struct sp_elf_cache *c)
+{
+	static const char str[] = "\0a\0_a\0__a\0b\0__pfx_a\0zz\0";
+	static const uint32_t names[] = { 0, 1, 3, 6, 10, 12, 20 };
+	static struct img im;
+	static Elf64_Sym ys[400];
+	const uint64_t span = 0x100000;
+	enum sp_frame_origin o;
+	const struct sp_symtab *t;
+	uint64_t a, text, seed = 12345;
+	struct sp_elf *e;
+	size_t i, bad = 0;
+	int ti, si;
+
+	img_init(&im);
+	/* code nowhere in the file: sized symbols need none, unsized ones
+	   only a section to end in */
+	ti = sec(&im, ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, NULL,
+		 span, 0, 0, 16);
+	text = sec_addr(&im, ti);
+	ys[0] = (Elf64_Sym){ 0 };
+	for (i = 1; i < sizeof(ys) / sizeof(ys[0]); i++) {
+		uint64_t r, at;
+
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		r = seed >> 20;
+		/* four clusters; every fifth symbol an alias of the one before */
+		at = i % 5 == 0 ? ys[i - 1].st_value :
+		     (r % 4) * (span / 4) + (r >> 2) % 0x800 * 16;
+		ys[i] = fsym(names[(r >> 14) % 7], text + at,
+			     (r >> 17) % 3 ? ((r >> 19) % 4) * 0x20 : 0,
+			     STT_FUNC, (int)((r >> 21) % 3) == 2 ? STB_LOCAL :
+			     (int)((r >> 21) % 3), (uint16_t)ti);
+	}
+	/* one reaching over a gap (parts holding no symbol) into a cluster */
+	ys[1] = fsym(names[1], text + span / 4 - 0x20000, 0x28000, STT_FUNC,
+		     STB_GLOBAL, (uint16_t)ti);
+	/* an unsized one at the very end holds nothing and is left out */
+	ys[2] = fsym(names[1], text + span, 0, STT_FUNC, STB_GLOBAL,
+		     (uint16_t)ti);
+	si = sec(&im, ".strtab", SHT_STRTAB, 0, str, sizeof(str), 0, 0, 1);
+	sec(&im, ".symtab", SHT_SYMTAB, 0, ys, sizeof(ys), sizeof(Elf64_Sym),
+	    (uint32_t)si, 8);
+	CHECK(im.len < sizeof(im.b) - 0x400);
+	e = sp_elf_cache_image(c, im.b, img_finish(&im, EM_X86_64));
+	t = e ? sp_elf_symtab(e, &o) : NULL;
+	CHECK(t && o == SP_FO_SYMTAB);
+	if (!t)
+		return;
+	/*
+	 * A grid from the top down, so that parts rank out of turn, then
+	 * around each symbol: its first and last bytes and past them.
+	 */
+	for (i = 0; i < (span + 0x2000) / 0x1000 + 8 * 400; i++) {
+		static const uint64_t off[8] = { -1ULL, 0, 1, 0x1f, 0x20,
+						 0x7f, 0xfff, 0x1000 };
+		const struct sp_sym *s;
+		const Elf64_Sym *w;
+
+		a = i < (span + 0x2000) / 0x1000 ?
+		    text + span + 0x1000 - i * 0x1000 :
+		    ys[(i / 8) % 400].st_value + off[i % 8];
+		s = sp_symtab_find(t, a);
+		w = slow_find(ys, sizeof(ys) / sizeof(ys[0]), str, a,
+			      text + span);
+		if (!s != !w || (s && (s->start != w->st_value ||
+				       strcmp(s->name, str + w->st_name) ||
+				       s->size != w->st_size)))
+			bad++;
+	}
+	CHECK(bad == 0);
+}
+
 /* This process's vDSO: every function named at each of its bytes. */
 static void test_vdso(struct sp_elf_cache *c)
 {
@@ -619,6 +754,7 @@ int main(void)
 	test_ibt(c);
 	test_damaged(c);
 	test_ranked(c);
+	test_ranked_in_parts(c);
 	test_vdso(c);
 	sp_elf_cache_free(c);
 	return unit_done("test-plt");
