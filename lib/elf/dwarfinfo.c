@@ -107,10 +107,31 @@ static int range_push(struct cu_range **v, size_t *n, size_t *cap,
 }
 
 /*
+ * Whether the CU of die is C, whose types hold no functions: a C++ class
+ * may hold a function's code (a compiler may put the definition there),
+ * a C struct only members, thousands of them under a large header.
+ */
+static int c_unit(Dwarf_Die *cu)
+{
+	switch (dwarf_srclang(cu)) {
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_C99:
+	case DW_LANG_C11:
+	case 0x2c:		/* DW_LANG_C17, DWARF 6 */
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
  * The functions with code under die (a CU, a namespace, a class): their
  * ranges, not their bodies, so indexing reads a small part of the DIEs.
+ * types: whether a type may hold functions (not in C).
  */
-static int index_functions(struct cu_fns *c, Dwarf_Die *parent, int depth)
+static int index_functions(struct cu_fns *c, Dwarf_Die *parent, int depth,
+			   int types)
 {
 	Dwarf_Die child;
 
@@ -128,12 +149,15 @@ static int index_functions(struct cu_fns *c, Dwarf_Die *parent, int depth)
 						    lo, hi, dwarf_dieoffset(&child))))
 					return r;
 			break;
-		case DW_TAG_namespace:
 		case DW_TAG_class_type:
 		case DW_TAG_structure_type:
 		case DW_TAG_union_type:
+			if (!types)
+				break;
+			/* fall through */
+		case DW_TAG_namespace:
 		case DW_TAG_module:
-			if ((r = index_functions(c, &child, depth + 1)))
+			if ((r = index_functions(c, &child, depth + 1, types)))
 				return r;
 			break;
 		default:
@@ -280,7 +304,7 @@ static struct cu_fns *cu_functions(struct sp_dwarf *d, Dwarf_Die *cu)
 	slot->val = d->ncus;
 	c = &d->cus[d->ncus++];
 	memset(c, 0, sizeof(*c));
-	index_functions(c, cu, 0);
+	index_functions(c, cu, 0, !c_unit(cu));
 	if (c->n > 1)
 		qsort(c->fns, c->n, sizeof(*c->fns), range_cmp);
 	return c;
