@@ -30,6 +30,30 @@ struct cu_fns {
 	int lines_read;		/* lines is what reading it gave */
 };
 
+/*
+ * The inlined instances and lexical blocks of a function, read once into a
+ * tree when the function has been asked about often enough: an
+ * interpreter's main loop, thousands of DIEs, is then walked once and not
+ * again for each of its addresses.  Siblings keep the order of their DIEs.
+ */
+struct inl_node {
+	Dwarf_Off off;		/* its DIE */
+	uint32_t child, next;	/* nodes; NO_NODE for none */
+	uint32_t r0, nr;	/* its ranges: rng[r0, r0 + nr) */
+	int inlined;		/* an inlined instance, else a lexical block */
+};
+
+struct inl_tree {
+	struct inl_node *v;
+	size_t n, cap;
+	uint64_t (*rng)[2];	/* [lo, hi) */
+	size_t nrng, caprng;
+};
+
+#define NO_NODE		UINT32_MAX
+#define TREE_AFTER	8		/* lookups of a function before its tree */
+#define TREE_MAX	(1u << 22)	/* nodes or ranges: past it, no tree */
+
 struct sp_dwarf {
 	Dwarf *dw;
 	struct sp_dwslice *slice;	/* compressed DWARF read in part */
@@ -44,7 +68,14 @@ struct sp_dwarf {
 	unsigned units;
 	struct sp_dwline_secs secs;	/* what line tables are read from */
 	int secs_found;			/* 1: secs; -1: libdw reads lines */
+	struct sp_u64map fnseen;	/* function DIE -> lookups, or its tree */
+	struct inl_tree *trees;
+	size_t ntrees, captrees;
 };
+
+/* sp_dwarf.fnseen values: how often asked, or which tree */
+#define SEEN_TREE	(1ull << 63)	/* the rest: trees[] */
+#define SEEN_NEVER	(1ull << 62)	/* too large, or out of memory */
 
 struct sp_dwarf *sp_dwarf_open(Elf *e)
 {
@@ -77,6 +108,12 @@ void sp_dwarf_free(struct sp_dwarf *d)
 	}
 	free(d->cus);
 	sp_u64map_release(&d->cuindex);
+	while (d->ntrees--) {
+		free(d->trees[d->ntrees].v);
+		free(d->trees[d->ntrees].rng);
+	}
+	free(d->trees);
+	sp_u64map_release(&d->fnseen);
 	free(d);
 }
 
@@ -340,9 +377,10 @@ static const struct sp_dwline *cu_lines(struct sp_dwarf *d, struct cu_fns *c,
 
 /*
  * The inlined instances holding pc inside the function DIE fn, outermost
- * first, into chain (at most max).  Returns how many.
+ * first, into chain (at most max).  Returns how many.  At each level the
+ * first inlined instance or lexical block holding pc is followed.
  */
-static int inline_path(Dwarf_Die *fn, uint64_t pc, Dwarf_Die *chain, int max)
+static int inline_walk(Dwarf_Die *fn, uint64_t pc, Dwarf_Die *chain, int max)
 {
 	Dwarf_Die die = *fn, child;
 	int n = 0, depth = 0;
@@ -368,6 +406,116 @@ static int inline_path(Dwarf_Die *fn, uint64_t pc, Dwarf_Die *chain, int max)
 			break;
 	}
 	return n;
+}
+
+/*
+ * Add the inlined instances and lexical blocks under parent to t, and
+ * under them, levels deep at most; *first gets the first of them.
+ * Returns 0, or -1 when t would grow past TREE_MAX or memory ran out.
+ */
+static int tree_add(struct inl_tree *t, Dwarf_Die *parent, int levels,
+		    uint32_t *first)
+{
+	Dwarf_Die child;
+	uint32_t prev = NO_NODE, k, under;
+
+	*first = NO_NODE;
+	if (levels <= 0 || dwarf_child(parent, &child))
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t it = 0;
+
+		if (tag != DW_TAG_inlined_subroutine &&
+		    tag != DW_TAG_lexical_block)
+			continue;
+		if (t->n >= TREE_MAX || SP_GROW(t->v, t->cap, t->n + 1))
+			return -1;
+		k = (uint32_t)t->n++;
+		t->v[k] = (struct inl_node){ .off = dwarf_dieoffset(&child),
+			.child = NO_NODE, .next = NO_NODE,
+			.r0 = (uint32_t)t->nrng,
+			.inlined = tag == DW_TAG_inlined_subroutine };
+		/* the ranges dwarf_haspc() tries, up to an error */
+		while ((it = dwarf_ranges(&child, it, &base, &lo, &hi)) > 0) {
+			if (t->nrng >= TREE_MAX ||
+			    SP_GROW(t->rng, t->caprng, t->nrng + 1))
+				return -1;
+			t->rng[t->nrng][0] = lo;
+			t->rng[t->nrng++][1] = hi;
+		}
+		t->v[k].nr = (uint32_t)(t->nrng - t->v[k].r0);
+		if (prev == NO_NODE)
+			*first = k;
+		else
+			t->v[prev].next = k;
+		prev = k;
+		if (tree_add(t, &child, levels - 1, &under))
+			return -1;
+		t->v[k].child = under;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+/* inline_walk() through tree t of a function, its first node at k. */
+static int inline_tree(Dwarf *dw, const struct inl_tree *t, uint32_t k,
+		       uint64_t pc, Dwarf_Die *chain, int max)
+{
+	int n = 0;
+
+	while (k != NO_NODE) {
+		const struct inl_node *v = &t->v[k];
+		uint32_t r;
+
+		for (r = v->r0; r < v->r0 + v->nr; r++)
+			if (pc >= t->rng[r][0] && pc < t->rng[r][1])
+				break;
+		if (r == v->r0 + v->nr) {
+			k = v->next;
+			continue;
+		}
+		if (v->inlined && n < max && dwarf_offdie(dw, v->off, &chain[n]))
+			n++;
+		k = v->child;
+	}
+	return n;
+}
+
+/*
+ * inline_walk() of function fn, through its tree once it has been asked
+ * about TREE_AFTER times.
+ */
+static int inline_path(struct sp_dwarf *d, Dwarf_Die *fn, uint64_t pc,
+		       Dwarf_Die *chain, int max)
+{
+	struct sp_u64slot *slot;
+	struct inl_tree t = { 0 };
+	uint32_t first;
+	int is_new;
+
+	slot = sp_u64map_get(&d->fnseen, dwarf_dieoffset(fn), &is_new);
+	if (slot && is_new)
+		slot->val = 0;
+	if (slot && (slot->val & SEEN_TREE)) {
+		/* the first node added is the first under fn */
+		const struct inl_tree *have = &d->trees[slot->val & ~SEEN_TREE];
+
+		return inline_tree(d->dw, have, have->n ? 0 : NO_NODE, pc,
+				   chain, max);
+	}
+	if (!slot || (slot->val & SEEN_NEVER) || ++slot->val < TREE_AFTER)
+		return inline_walk(fn, pc, chain, max);
+	if (SP_GROW(d->trees, d->captrees, d->ntrees + 1) ||
+	    tree_add(&t, fn, 256, &first)) {
+		free(t.v);
+		free(t.rng);
+		slot->val = SEEN_NEVER;
+		return inline_walk(fn, pc, chain, max);
+	}
+	d->trees[d->ntrees] = t;
+	slot->val = SEEN_TREE | d->ntrees++;
+	return inline_tree(d->dw, &t, first, pc, chain, max);
 }
 
 static const char *die_name(Dwarf_Die *die)
@@ -456,7 +604,7 @@ int sp_dwarf_lookup(struct sp_dwarf *d, uint64_t pc, unsigned flags,
 		}
 	}
 	if (have_fn)
-		nchain = inline_path(&fn, pc, chain, 64);
+		nchain = inline_path(d, &fn, pc, chain, 64);
 	/* innermost first; each caller executes the call site of its callee */
 	for (i = nchain; i-- > 0 && n < max; ) {
 		if (flags & SP_DWARF_INLINES)

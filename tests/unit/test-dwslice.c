@@ -73,14 +73,13 @@ static int same_str(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
-/* One address looked up in both: the same frames, field for field. */
-static int same_answer(struct file *a, struct file *b, uint64_t pc)
+/* Two answers, field for field. */
+static int same_frames(const struct sp_src_frame *x, int n,
+		       const struct sp_src_frame *y, int m)
 {
-	struct sp_src_frame x[64], y[64];
-	unsigned flags = SP_DWARF_INLINES | SP_DWARF_LINES;
-	int n = sp_dwarf_lookup(a->d, pc, flags, x, 64), i;
+	int i;
 
-	if (n != sp_dwarf_lookup(b->d, pc, flags, y, 64))
+	if (n != m)
 		return 0;
 	for (i = 0; i < n; i++)
 		if (!same_str(x[i].function, y[i].function) ||
@@ -89,6 +88,76 @@ static int same_answer(struct file *a, struct file *b, uint64_t pc)
 		    x[i].inlined != y[i].inlined)
 			return 0;
 	return 1;
+}
+
+/* One address looked up in both: the same frames. */
+static int same_answer(struct file *a, struct file *b, uint64_t pc)
+{
+	struct sp_src_frame x[64], y[64];
+	unsigned flags = SP_DWARF_INLINES | SP_DWARF_LINES;
+	int n = sp_dwarf_lookup(a->d, pc, flags, x, 64);
+
+	return same_frames(x, n, y, sp_dwarf_lookup(b->d, pc, flags, y, 64));
+}
+
+/*
+ * A function asked about at many addresses is walked through a tree of
+ * its inlined instances read once (dwarfinfo.c): 16 addresses of each of
+ * the first nfn functions of path's .symtab of 256 bytes or more, asked
+ * of one handle in turn, each answered as a new handle (which walks the
+ * DIEs) answers it.  *inl counts the inlined frames of answers past the
+ * eighth of a function, which the tree gave.
+ */
+static void tree_compare(const char *path, unsigned nfn, unsigned *n,
+			 unsigned *inl, unsigned *differ)
+{
+	struct file one, s;
+	Elf_Scn *scn = NULL;
+	unsigned flags = SP_DWARF_INLINES | SP_DWARF_LINES, fns = 0;
+
+	*n = *inl = *differ = 0;
+	if (file_open(&one, path) || file_open(&s, path)) {
+		file_close(&one);
+		return;
+	}
+	while (fns < nfn && (scn = elf_nextscn(s.e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (i = 0; fns < nfn && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			unsigned j;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_value || sym.st_size < 256)
+				continue;
+			fns++;
+			for (j = 0; j < 16; j++, (*n)++) {
+				struct sp_src_frame x[64], y[64];
+				uint64_t pc = sym.st_value + sym.st_size * j / 16;
+				int a, b, k;
+				struct file fresh;
+
+				a = sp_dwarf_lookup(one.d, pc, flags, x, 64);
+				CHECK(file_open(&fresh, path) == 0);
+				b = fresh.d ? sp_dwarf_lookup(fresh.d, pc, flags,
+							      y, 64) : -1;
+				/* the names are fresh's: compared before it goes */
+				if (!same_frames(x, a, y, b))
+					(*differ)++;
+				file_close(&fresh);
+				for (k = 0; j >= 8 && k < a; k++)
+					*inl += x[k].inlined;
+			}
+		}
+	}
+	file_close(&s);
+	file_close(&one);
 }
 
 /*
@@ -296,6 +365,10 @@ static void test_self(const char *self)
 	CHECK(named > 100);
 	CHECK(differ == 0);
 	printf("test-dwslice: self: %u addresses, %u named, %u differ\n", n, named, differ);
+	tree_compare(self, 40, &n, &named, &differ);
+	CHECK(n == 40 * 16 && named > 0 && differ == 0);
+	printf("test-dwslice: self, functions asked often: %u addresses, "
+	       "%u inlined frames from trees, %u differ\n", n, named, differ);
 	if (differ)
 		fprintf(stderr, "test-dwslice: %u of %u addresses differ\n",
 			differ, n);
@@ -394,6 +467,11 @@ static void test_libc(void)
 	}
 	file_close(&plain);
 	file_close(&sliced);
+	/* the same of trees, in the plain copy (a handle for each address) */
+	tree_compare(plainpath, 12, &n, &named, &differ);
+	CHECK(n == 12 * 16 && named > 0 && differ == 0);
+	printf("test-dwslice: libc, functions asked often: %u addresses, "
+	       "%u inlined frames from trees, %u differ\n", n, named, differ);
 }
 
 int main(void)
