@@ -101,6 +101,48 @@ static int same_answer(struct file *a, struct file *b, uint64_t pc)
 }
 
 /*
+ * The function symbols of path's .symtab with an address and at least
+ * min_size bytes, in the table's order, into *v (to be freed); how many.
+ */
+static size_t functions(const char *path, uint64_t min_size, GElf_Sym **v)
+{
+	struct file s;
+	Elf_Scn *scn = NULL;
+	size_t n = 0, cap = 0;
+
+	*v = NULL;
+	file_open(&s, path);
+	while (s.e && (scn = elf_nextscn(s.e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym, *grown;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_value || sym.st_size < min_size)
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 256;
+				grown = realloc(*v, cap * sizeof(**v));
+				CHECK(grown != NULL);
+				if (!grown)
+					break;
+				*v = grown;
+			}
+			(*v)[n++] = sym;
+		}
+	}
+	file_close(&s);
+	return n;
+}
+
+/*
  * A function asked about at many addresses is walked through a tree of
  * its inlined instances read once (dwarfinfo.c): 16 addresses of each of
  * the first nfn functions of path's .symtab of 256 bytes or more, asked
@@ -111,53 +153,35 @@ static int same_answer(struct file *a, struct file *b, uint64_t pc)
 static void tree_compare(const char *path, unsigned nfn, unsigned *n,
 			 unsigned *inl, unsigned *differ)
 {
-	struct file one, s;
-	Elf_Scn *scn = NULL;
-	unsigned flags = SP_DWARF_INLINES | SP_DWARF_LINES, fns = 0;
+	unsigned flags = SP_DWARF_INLINES | SP_DWARF_LINES, j;
+	struct file one;
+	GElf_Sym *v;
+	size_t nv = functions(path, 256, &v), i;
 
 	*n = *inl = *differ = 0;
-	if (file_open(&one, path) || file_open(&s, path)) {
-		file_close(&one);
-		return;
-	}
-	while (fns < nfn && (scn = elf_nextscn(s.e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t i;
+	if (file_open(&one, path))
+		nv = 0;
+	for (i = 0; i < nv && i < nfn; i++) {
+		for (j = 0; j < 16; j++, (*n)++) {
+			struct sp_src_frame x[64], y[64];
+			uint64_t pc = v[i].st_value + v[i].st_size * j / 16;
+			struct file fresh;
+			int a, b, k;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
-		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (i = 0; fns < nfn && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			unsigned j;
-
-			if (!gelf_getsym(d, (int)i, &sym) ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    !sym.st_value || sym.st_size < 256)
-				continue;
-			fns++;
-			for (j = 0; j < 16; j++, (*n)++) {
-				struct sp_src_frame x[64], y[64];
-				uint64_t pc = sym.st_value + sym.st_size * j / 16;
-				int a, b, k;
-				struct file fresh;
-
-				a = sp_dwarf_lookup(one.d, pc, flags, x, 64);
-				CHECK(file_open(&fresh, path) == 0);
-				b = fresh.d ? sp_dwarf_lookup(fresh.d, pc, flags,
-							      y, 64) : -1;
-				/* the names are fresh's: compared before it goes */
-				if (!same_frames(x, a, y, b))
-					(*differ)++;
-				file_close(&fresh);
-				for (k = 0; j >= 8 && k < a; k++)
-					*inl += x[k].inlined;
-			}
+			a = sp_dwarf_lookup(one.d, pc, flags, x, 64);
+			CHECK(file_open(&fresh, path) == 0);
+			b = fresh.d ? sp_dwarf_lookup(fresh.d, pc, flags, y,
+						      64) : -1;
+			/* the names are fresh's: compared before it goes */
+			if (!same_frames(x, a, y, b))
+				(*differ)++;
+			file_close(&fresh);
+			for (k = 0; j >= 8 && k < a; k++)
+				*inl += x[k].inlined;
 		}
 	}
-	file_close(&s);
 	file_close(&one);
+	free(v);
 }
 
 /*
@@ -170,43 +194,26 @@ static unsigned compare(const char *sympath, struct file *plain,
 			struct file *sliced, unsigned step, unsigned *differ,
 			unsigned *named)
 {
-	struct file s;
-	Elf_Scn *scn = NULL;
-	unsigned n = 0, k = 0;
+	GElf_Sym *v;
+	size_t nv = functions(sympath, 1, &v), i;
+	unsigned n = 0;
 
 	*differ = *named = 0;
-	if (file_open(&s, sympath) && !s.e)
-		return 0;
-	while ((scn = elf_nextscn(s.e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t i;
+	for (i = 0; i < nv; i += step) {
+		struct sp_src_frame f[4];
+		uint64_t pcs[3] = { v[i].st_value,
+				    v[i].st_value + v[i].st_size / 2,
+				    v[i].st_value + v[i].st_size - 1 };
+		int j;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
-		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			struct sp_src_frame f[4];
-			uint64_t pcs[3];
-			GElf_Sym sym;
-			int j;
-
-			if (!gelf_getsym(d, (int)i, &sym) ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    !sym.st_value || !sym.st_size || k++ % step)
-				continue;
-			pcs[0] = sym.st_value;
-			pcs[1] = sym.st_value + sym.st_size / 2;
-			pcs[2] = sym.st_value + sym.st_size - 1;
-			for (j = 0; j < 3; j++, n++) {
-				if (!same_answer(plain, sliced, pcs[j]))
-					(*differ)++;
-				if (sp_dwarf_lookup(plain->d, pcs[j], 0, f, 4) > 0)
-					(*named)++;
-			}
+		for (j = 0; j < 3; j++, n++) {
+			if (!same_answer(plain, sliced, pcs[j]))
+				(*differ)++;
+			if (sp_dwarf_lookup(plain->d, pcs[j], 0, f, 4) > 0)
+				(*named)++;
 		}
 	}
-	file_close(&s);
+	free(v);
 	return n;
 }
 
