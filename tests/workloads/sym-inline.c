@@ -15,7 +15,7 @@
 
 static inline uint64_t leaf_inl(uint64_t x, uint64_t n)
 {
-	while (n--) {
+	while (n--) {	/* LINE:leafloop */
 		x = x * 6364136223846793005ull + 1442695040888963407ull; /* LINE:leaf */
 		__asm__ volatile("" : "+r"(x));
 	}
